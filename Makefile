@@ -1,0 +1,48 @@
+# xlb: XDP/eBPF L4 load balancer. `make test` is what CI runs.
+GO ?= go
+GOFLAGS ?=
+BPF_SOURCES := $(shell find bpf -name '*.c' -o -name '*.h')
+GENERATED := internal/datapath/xlb_bpfel.go internal/datapath/xlb_bpfel.o \
+	internal/baseline/xdptx_bpfel.go internal/baseline/xdptx_bpfel.o
+FUZZTIME ?= 20s
+
+.PHONY: all generate build test check-generated lint unit fuzz bench clean
+
+all: build
+
+## generate: compile the BPF C with clang and regenerate the bpf2go Go files
+generate:
+	$(GO) generate ./internal/...
+
+## build: build the xlb binary into bin/
+build:
+	$(GO) build -o bin/xlb ./cmd/xlb
+
+## test: formatting and vet checks, generated files up to date, every test
+test: lint check-generated unit fuzz
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if command -v clang-format >/dev/null; then \
+		clang-format --dry-run --Werror $(BPF_SOURCES); \
+	else echo "clang-format not installed: C formatting not checked"; fi
+
+## check-generated: regenerate and fail if the committed files differ
+check-generated: generate
+	git diff --exit-code -- $(GENERATED)
+
+unit:
+	$(GO) test -count=1 ./...
+
+## fuzz: run the data path fuzz target for $(FUZZTIME)
+fuzz:
+	$(GO) test -count=1 -run '^$$' -fuzz FuzzDatapath -fuzztime $(FUZZTIME) ./internal/datapath
+
+## bench: per-packet cost of the data path through BPF_PROG_RUN
+bench:
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 200000x ./internal/datapath
+
+clean:
+	rm -rf bin

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Constants of the data path. Every one can be overridden at build time
+ * (-DNAME=value); the Go owner reads the map sizes from the object.
+ *
+ * Return convention, used by every helper that can end a packet's journey:
+ * a helper returns an XDP verdict (>= 0) when it has decided, or
+ * XLB_CONTINUE when the caller should go on. Callers write
+ *	if (ret >= 0) return ret;
+ */
+#ifndef XLB_CONSTS_H
+#define XLB_CONSTS_H
+
+#define XLB_CONTINUE -1
+
+#ifndef XLB_MAX_SERVICES
+#define XLB_MAX_SERVICES 1024 /* services (and per-service arrays) */
+#endif
+
+#ifndef XLB_MAX_VIPS
+#define XLB_MAX_VIPS 1024 /* distinct VIP addresses */
+#endif
+
+#ifndef XLB_MAX_REALS
+#define XLB_MAX_REALS 16384 /* reals over all services; ids fit 16 bits */
+#endif
+
+#ifndef XLB_MAX_LADDRS
+#define XLB_MAX_LADDRS 256 /* local IPs over all services */
+#endif
+
+#ifndef XLB_CT4_ENTRIES
+#define XLB_CT4_ENTRIES 2097152 /* IPv4 entries: 2 per connection */
+#endif
+
+#ifndef XLB_CT6_ENTRIES
+#define XLB_CT6_ENTRIES 262144 /* IPv6 entries: 2 per connection */
+#endif
+
+#ifndef XLB_SCHED_TABLE_MAX
+#define XLB_SCHED_TABLE_MAX 65537 /* template size of a schedule table */
+#endif
+
+#ifndef XLB_MAX_DEVS
+#define XLB_MAX_DEVS 64 /* interfaces we can redirect to */
+#endif
+
+#ifndef XLB_LPORT_TRIES
+#define XLB_LPORT_TRIES 16 /* local ports probed per new connection */
+#endif
+
+#ifndef XLB_MAX_IPV6_EXTHDRS
+#define XLB_MAX_IPV6_EXTHDRS 4 /* IPv6 extension headers skipped at most */
+#endif
+
+#ifndef NSEC_PER_SEC
+#define NSEC_PER_SEC 1000000000ULL
+#endif
+
+/* Ethertypes and protocol numbers not every libc header has. */
+#define XLB_ETH_P_IP 0x0800
+#define XLB_ETH_P_IPV6 0x86DD
+#define XLB_ETH_P_8021Q 0x8100
+#define XLB_ETH_P_8021AD 0x88A8
+
+#define XLB_IP_MF 0x2000     /* IPv4 more-fragments flag */
+#define XLB_IP_OFFSET 0x1FFF /* IPv4 fragment offset mask */
+
+#define XLB_ICMP_DEST_UNREACH 3
+#define XLB_ICMP_TIME_EXCEEDED 11
+#define XLB_ICMPV6_DEST_UNREACH 1
+#define XLB_ICMPV6_PKT_TOOBIG 2
+#define XLB_ICMPV6_TIME_EXCEED 3
+
+#endif /* XLB_CONSTS_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Forwarding a rewritten packet: the kernel's FIB chooses the egress
+ * interface and the neighbour's MAC, and the packet is redirected through
+ * the tx_ports devmap. When the neighbour is not resolved yet (or the
+ * packet needs fragmenting), the packet goes to the kernel, which resolves
+ * it (or sends the ICMP error) and forwards it itself.
+ */
+#ifndef XLB_FIB_H
+#define XLB_FIB_H
+
+#include "maps.h"
+#include "parse.h"
+#include "stats.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+
+static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt)
+{
+	const struct xlb_tuple *t = &pkt->tuple;
+	struct bpf_fib_lookup fib = {};
+	long rc;
+
+	fib.ifindex = ctx->ingress_ifindex;
+	fib.l4_protocol = t->proto;
+	fib.sport = t->sport;
+	fib.dport = t->dport;
+	if (t->family == XLB_AF_INET) {
+		struct iphdr *iph = pkt->l3;
+
+		if ((void *)(iph + 1) > pkt->data_end)
+			return XDP_ABORTED;
+		fib.family = AF_INET;
+		fib.tos = iph->tos;
+		fib.tot_len = bpf_ntohs(iph->tot_len);
+		fib.ipv4_src = t->src.w[0];
+		fib.ipv4_dst = t->dst.w[0];
+	} else {
+		struct ipv6hdr *ip6h = pkt->l3;
+
+		if ((void *)(ip6h + 1) > pkt->data_end)
+			return XDP_ABORTED;
+		fib.family = AF_INET6;
+		fib.tot_len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
+		__builtin_memcpy(fib.ipv6_src, t->src.w, sizeof(fib.ipv6_src));
+		__builtin_memcpy(fib.ipv6_dst, t->dst.w, sizeof(fib.ipv6_dst));
+	}
+
+	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		__builtin_memcpy(pkt->eth->h_dest, fib.dmac, ETH_ALEN);
+		__builtin_memcpy(pkt->eth->h_source, fib.smac, ETH_ALEN);
+		/* an egress interface we do not own: the kernel sends it */
+		return bpf_redirect_map(&tx_ports, fib.ifindex, XDP_PASS);
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return XDP_PASS;
+	default:
+		return count_drop(DROP_FIB);
+	}
+}
+
+#endif /* XLB_FIB_H */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Every map of the data path, in one place, each with its purpose. Maps the
+ * control plane must find again after a restart are pinned by name (the Go
+ * owner chooses the bpffs directory or disables pinning).
+ */
+#ifndef XLB_MAPS_H
+#define XLB_MAPS_H
+
+#include "consts.h"
+#include "xlb_shared.h"
+
+/* {vip, port, proto, family} -> service. Port 0 is the every-port entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, struct service_key);
+	__type(value, struct service);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} services SEC(".maps");
+
+/* service id -> its key, so replies can be rewritten back to VIP:vport. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct service_key);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} svc_vips SEC(".maps");
+
+/* {vip address, family} -> number of services on it. Tells "aimed at a
+ * VIP" for packets whose port is unknown (fragments, malformed L4). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XLB_MAX_VIPS);
+	__type(key, struct service_key); /* port, proto zero */
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vips SEC(".maps");
+
+/* real id -> real server. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_REALS);
+	__type(key, __u32);
+	__type(value, struct real);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} reals SEC(".maps");
+
+/* local IP id -> address; FullNAT sources towards the reals. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_LADDRS);
+	__type(key, __u32);
+	__type(value, struct laddr);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} laddrs SEC(".maps");
+
+/* Template of one schedule table: slot 0 holds the length n, slots 1..n
+ * hold real ids. Inner maps may be of any size (BPF_F_INNER_MAP). */
+struct sched_table {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_SCHED_TABLE_MAX + 1);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__type(key, __u32);
+	__type(value, __u32);
+};
+
+/* service id -> its schedule table. Replacing the inner map swaps a
+ * service's whole table in one update: no packet sees half of one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sched_table);
+} sched_tables SEC(".maps");
+
+/* service id -> per-CPU cursor of rr/wrr and of local IP rotation. Per CPU
+ * so that CPUs never contend for it. */
+struct sched_cursor {
+	__u32 next_real;
+	__u32 next_laddr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct sched_cursor);
+} sched_cursors SEC(".maps");
+
+/* local IP id -> per-CPU cursor in this CPU's slice of the port range. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_LADDRS);
+	__type(key, __u32);
+	__type(value, __u32);
+} lport_cursors SEC(".maps");
+
+/* IPv4 connections: forward and reverse entry of each, shared by CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_CT4_ENTRIES);
+	__type(key, struct ct4_key);
+	__type(value, struct ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct4 SEC(".maps");
+
+/* IPv6 connections, likewise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_CT6_ENTRIES);
+	__type(key, struct ct6_key);
+	__type(value, struct ct6_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct6 SEC(".maps");
+
+/* ifindex -> device, the redirect targets (the interfaces xlb owns). */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, XLB_MAX_DEVS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_ports SEC(".maps");
+
+/* Counters, per CPU: per service, per real, per drop reason, per verdict. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, struct xlb_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} svc_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_REALS);
+	__type(key, __u32);
+	__type(value, struct xlb_counters);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} real_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, DROP_REASON_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} drop_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDP_REDIRECT + 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} verdict_stats SEC(".maps");
+
+/* Runtime settings (timeouts, local port range). The Go owner writes it
+ * after load; these defaults are IPVS's. */
+struct xlb_config xlb_cfg = {
+	.timeouts =
+		{
+			[CT_SYN_SENT] = 60,
+			[CT_ESTABLISHED] = 900,
+			[CT_FIN] = 120,
+			[CT_CLOSE] = 10,
+			[CT_UDP] = 300,
+		},
+	.lport_min = 1025,
+	.lport_max = 65535,
+	.ncpus = 1,
+};
+
+#endif /* XLB_MAPS_H */

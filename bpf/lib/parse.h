@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Packet parsing: Ethernet (at most one 802.1Q/802.1ad tag), IPv4 (options
+ * allowed), IPv6 (hop-by-hop, routing and destination options skipped),
+ * TCP, UDP, ICMP, ICMPv6. Every bound is checked here, once; later stages
+ * use the pointers in struct pkt without re-deriving them.
+ *
+ * Malformed IP headers are dropped whatever their destination (the kernel
+ * would drop them too). Malformed transport headers and fragments are
+ * dropped only when aimed at a VIP; other traffic is not ours and passes.
+ */
+#ifndef XLB_PARSE_H
+#define XLB_PARSE_H
+
+#include "consts.h"
+#include "maps.h"
+#include "stats.h"
+
+/* The addresses and ports of one packet, network byte order. */
+struct xlb_tuple {
+	struct xlb_addr src;
+	struct xlb_addr dst;
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 family;
+	__u8 pad[2];
+};
+
+/* What parsing learnt about one packet. */
+struct pkt {
+	void *data_end;
+	struct ethhdr *eth;
+	void *l3; /* struct iphdr or struct ipv6hdr */
+	void *l4; /* struct tcphdr, udphdr, icmphdr or icmp6hdr; 8+ bytes */
+	struct xlb_tuple tuple;
+	__u32 len;      /* frame length, for byte counters */
+	__u8 tcp_flags; /* TCP flag byte (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10) */
+	__u8 pad[3];
+	__u32 now; /* connection-table clock, seconds (conntrack.h) */
+};
+
+#define XLB_TCP_FIN 0x01
+#define XLB_TCP_SYN 0x02
+#define XLB_TCP_RST 0x04
+#define XLB_TCP_ACK 0x10
+
+/* is_vip tells whether the packet's destination is one of our VIPs. */
+static __always_inline bool is_vip(const struct xlb_tuple *t)
+{
+	struct service_key key = {
+		.vip = t->dst,
+		.family = t->family,
+	};
+
+	return bpf_map_lookup_elem(&vips, &key) != NULL;
+}
+
+/* drop_if_vip drops and counts a packet we cannot handle when it is aimed
+ * at a VIP, and passes it to the kernel otherwise. A function of its own:
+ * it serves many rare paths, and is verified once for all of them. */
+static __noinline int drop_if_vip(const struct xlb_tuple *t, __u32 reason)
+{
+	if (is_vip(t))
+		return count_drop(reason);
+	return XDP_PASS;
+}
+
+static __always_inline int parse_eth(struct xdp_md *ctx, struct pkt *pkt,
+				     __u16 *l3_proto, void **l3)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__be16 proto;
+	void *next;
+
+	if ((void *)(eth + 1) > data_end)
+		return count_drop(DROP_ETH_TRUNCATED);
+	proto = eth->h_proto;
+	next = eth + 1;
+	if (proto == bpf_htons(XLB_ETH_P_8021Q) ||
+	    proto == bpf_htons(XLB_ETH_P_8021AD)) {
+		struct vlan_hdr {
+			__be16 tci;
+			__be16 proto;
+		} *vlan = next;
+
+		if ((void *)(vlan + 1) > data_end)
+			return count_drop(DROP_ETH_TRUNCATED);
+		proto = vlan->proto;
+		next = vlan + 1;
+	}
+	pkt->data_end = data_end;
+	pkt->eth = eth;
+	pkt->len = data_end - data;
+	*l3_proto = bpf_ntohs(proto);
+	*l3 = next;
+	return XLB_CONTINUE;
+}
+
+/* parse_l4 checks the transport header at pkt->l4 and reads its ports. */
+static __always_inline int parse_l4(struct pkt *pkt)
+{
+	struct xlb_tuple *t = &pkt->tuple;
+	void *l4 = pkt->l4;
+
+	switch (t->proto) {
+	case IPPROTO_TCP: {
+		struct tcphdr *tcp = l4;
+		__u32 doff;
+
+		if ((void *)(tcp + 1) > pkt->data_end)
+			return drop_if_vip(t, DROP_L4_TRUNCATED);
+		doff = tcp->doff * 4;
+		if (doff < sizeof(*tcp) || l4 + doff > pkt->data_end)
+			return drop_if_vip(t, DROP_TCP_DOFF);
+		t->sport = tcp->source;
+		t->dport = tcp->dest;
+		pkt->tcp_flags = ((__u8 *)tcp)[13];
+		return XLB_CONTINUE;
+	}
+	case IPPROTO_UDP: {
+		struct udphdr *udp = l4;
+
+		if ((void *)(udp + 1) > pkt->data_end)
+			return drop_if_vip(t, DROP_L4_TRUNCATED);
+		if (t->family == XLB_AF_INET6 && udp->check == 0)
+			return drop_if_vip(t, DROP_UDP_CSUM_ZERO);
+		t->sport = udp->source;
+		t->dport = udp->dest;
+		return XLB_CONTINUE;
+	}
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
+		/* type, code, checksum and 4 more bytes: what every error has */
+		if (l4 + 8 > pkt->data_end)
+			return drop_if_vip(t, DROP_L4_TRUNCATED);
+		return XLB_CONTINUE;
+	}
+	return XDP_PASS;
+}
+
+static __always_inline int parse_ipv4(struct pkt *pkt, struct iphdr *iph)
+{
+	struct xlb_tuple *t = &pkt->tuple;
+	__u32 ihl, tot_len;
+
+	if ((void *)(iph + 1) > pkt->data_end)
+		return count_drop(DROP_IP_TRUNCATED);
+	if (iph->version != 4)
+		return count_drop(DROP_IP_VERSION);
+	ihl = iph->ihl * 4;
+	if (ihl < sizeof(*iph))
+		return count_drop(DROP_IP_IHL);
+	tot_len = bpf_ntohs(iph->tot_len);
+	if ((void *)iph + ihl > pkt->data_end)
+		return count_drop(DROP_IP_TRUNCATED);
+	if (tot_len < ihl || (void *)iph + tot_len > pkt->data_end)
+		return count_drop(DROP_IP_LENGTH);
+
+	t->family = XLB_AF_INET;
+	t->proto = iph->protocol;
+	t->src.w[0] = iph->saddr;
+	t->dst.w[0] = iph->daddr;
+	pkt->l3 = iph;
+	pkt->l4 = (void *)iph + ihl;
+	if (iph->frag_off & bpf_htons(XLB_IP_MF | XLB_IP_OFFSET))
+		return drop_if_vip(t, DROP_FRAGMENT);
+	return parse_l4(pkt);
+}
+
+/* skippable_exthdr tells the IPv6 extension headers we step over. */
+static __always_inline bool skippable_exthdr(__u8 nexthdr)
+{
+	return nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
+	       nexthdr == IPPROTO_DSTOPTS;
+}
+
+/* unsupported_exthdr tells the IPv6 extension headers (RFC 7045 list) we
+ * do not handle; upper-layer protocols other than ours just pass. */
+static __always_inline bool unsupported_exthdr(__u8 nexthdr)
+{
+	return nexthdr == IPPROTO_AH || nexthdr == 135 /* mobility */ ||
+	       nexthdr == 139 /* HIP */ || nexthdr == 140 /* shim6 */ ||
+	       nexthdr == 253 || nexthdr == 254 /* experiments */;
+}
+
+static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
+{
+	struct xlb_tuple *t = &pkt->tuple;
+	__u8 nexthdr;
+	void *next;
+	int i;
+
+	if ((void *)(ip6h + 1) > pkt->data_end)
+		return count_drop(DROP_IP_TRUNCATED);
+	if (ip6h->version != 6)
+		return count_drop(DROP_IP_VERSION);
+	if ((void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len) > pkt->data_end)
+		return count_drop(DROP_IP_LENGTH);
+
+	t->family = XLB_AF_INET6;
+	__builtin_memcpy(t->src.w, &ip6h->saddr, sizeof(t->src.w));
+	__builtin_memcpy(t->dst.w, &ip6h->daddr, sizeof(t->dst.w));
+	pkt->l3 = ip6h;
+	nexthdr = ip6h->nexthdr;
+	next = ip6h + 1;
+
+#pragma unroll
+	for (i = 0; i < XLB_MAX_IPV6_EXTHDRS; i++) {
+		struct ipv6_opt_hdr *opt = next;
+
+		if (!skippable_exthdr(nexthdr))
+			break;
+		if ((void *)(opt + 1) > pkt->data_end)
+			return drop_if_vip(t, DROP_L4_TRUNCATED);
+		nexthdr = opt->nexthdr;
+		next += (opt->hdrlen + 1) * 8;
+	}
+	t->proto = nexthdr;
+	pkt->l4 = next;
+	if (nexthdr == IPPROTO_FRAGMENT)
+		return drop_if_vip(t, DROP_FRAGMENT);
+	if (skippable_exthdr(nexthdr) || unsupported_exthdr(nexthdr))
+		return drop_if_vip(t, DROP_IPV6_EXTHDR);
+	return parse_l4(pkt);
+}
+
+/* parse fills pkt from the frame, or returns the verdict for a frame that
+ * is not ours (XDP_PASS) or is malformed (XDP_DROP, counted). */
+static __always_inline int parse(struct xdp_md *ctx, struct pkt *pkt)
+{
+	__u16 l3_proto;
+	void *l3;
+	int ret;
+
+	ret = parse_eth(ctx, pkt, &l3_proto, &l3);
+	if (ret >= 0)
+		return ret;
+	if (l3_proto == XLB_ETH_P_IP)
+		return parse_ipv4(pkt, l3);
+	if (l3_proto == XLB_ETH_P_IPV6)
+		return parse_ipv6(pkt, l3);
+	return XDP_PASS;
+}
+
+#endif /* XLB_PARSE_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Per-CPU counters: drops by reason, verdicts, per service and per real. */
+#ifndef XLB_STATS_H
+#define XLB_STATS_H
+
+#include "maps.h"
+
+/* count_drop counts a drop by reason and returns XDP_DROP, so that drop
+ * sites read "return count_drop(DROP_X);". */
+static __always_inline int count_drop(enum xlb_drop_reason reason)
+{
+	__u32 key = reason;
+	__u64 *n = bpf_map_lookup_elem(&drop_stats, &key);
+
+	if (n)
+		*n += 1;
+	return XDP_DROP;
+}
+
+/* count_verdict counts the program's final verdict and returns it. */
+static __always_inline int count_verdict(int verdict)
+{
+	__u32 key = verdict;
+	__u64 *n = bpf_map_lookup_elem(&verdict_stats, &key);
+
+	if (n)
+		*n += 1;
+	return verdict;
+}
+
+static __always_inline void counters_add(struct xlb_counters *c, __u32 bytes,
+					 bool reply, bool new_conn)
+{
+	if (!c)
+		return;
+	if (reply) {
+		c->out_packets += 1;
+		c->out_bytes += bytes;
+	} else {
+		c->in_packets += 1;
+		c->in_bytes += bytes;
+	}
+	if (new_conn)
+		c->conns += 1;
+}
+
+/* count_traffic adds one packet to a service's and a real's counters. */
+static __always_inline void count_traffic(__u32 svc_id, __u32 real_id,
+					  __u32 bytes, bool reply, bool new_conn)
+{
+	counters_add(bpf_map_lookup_elem(&svc_stats, &svc_id), bytes, reply,
+		     new_conn);
+	counters_add(bpf_map_lookup_elem(&real_stats, &real_id), bytes, reply,
+		     new_conn);
+}
+
+#endif /* XLB_STATS_H */

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Types shared by the XDP data path and its Go owner (internal/datapath).
+ * bpf2go generates the Go mirror of every struct and enum here, so a field
+ * changed here changes on both sides at once. Keep every struct free of
+ * implicit padding: Go and C must agree on each byte.
+ */
+#ifndef XLB_SHARED_H
+#define XLB_SHARED_H
+
+/* Address families as stored in keys (not AF_* so the values fit a byte). */
+enum xlb_family {
+	XLB_AF_INET = 4,
+	XLB_AF_INET6 = 6,
+};
+
+/* An IPv4 or IPv6 address in network byte order. IPv4 uses w[0] only and
+ * keeps w[1..3] zero, so one key layout serves both families. */
+struct xlb_addr {
+	__be32 w[4];
+};
+
+/* services map key: one virtual service. port 0 matches every port. */
+struct service_key {
+	struct xlb_addr vip;
+	__be16 port;
+	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 family; /* enum xlb_family */
+};
+
+/* Schedulers. Every one of them indexes a table the control plane fills;
+ * they differ in how the index is chosen. */
+enum xlb_sched {
+	XLB_SCHED_RR = 0,  /* per-CPU cursor over the list of live reals */
+	XLB_SCHED_WRR = 1, /* per-CPU cursor over a smooth weighted sequence */
+	XLB_SCHED_MH = 2,  /* Maglev table indexed by the 5-tuple hash */
+	XLB_SCHED_SH = 3,  /* Maglev table indexed by the source address hash */
+};
+
+#define XLB_MAX_SVC_LADDRS 8 /* local IPs one service can spread over */
+
+/* services map value. */
+struct service {
+	__u32 id;          /* index of the per-service arrays (stats, tables) */
+	__u8 sched;        /* enum xlb_sched */
+	__u8 flags;        /* reserved, zero */
+	__u8 laddr_count;  /* valid entries of laddr_ids */
+	__u8 pad;
+	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */
+};
+
+/* reals array value: one real server. port 0 keeps the client's port. */
+struct real {
+	struct xlb_addr addr;
+	__be16 port;
+	__u8 family;
+	__u8 flags; /* reserved, zero */
+};
+
+/* laddrs array value: a local IP that FullNAT uses as the source towards
+ * the reals. */
+struct laddr {
+	struct xlb_addr addr;
+	__u8 family;
+	__u8 pad[3];
+};
+
+/* Connection states; each has its own timeout (struct xlb_config). */
+enum ct_state {
+	CT_SYN_SENT = 0,    /* TCP: SYN seen, handshake not complete */
+	CT_ESTABLISHED = 1, /* TCP: handshake complete */
+	CT_FIN = 2,         /* TCP: FIN seen */
+	CT_CLOSE = 3,       /* TCP: RST seen */
+	CT_UDP = 4,         /* UDP flow */
+	CT_STATE_MAX,
+};
+
+/* ct_entry.flags */
+#define CT_F_REVERSE 0x1 /* entry of the real -> local IP direction */
+
+/* Connection-table keys, one map per family so IPv4 entries stay small
+ * (10M connections must fit 2 GiB). Forward: {client, vip, cport, vport};
+ * reverse: {real, laddr, rport, lport}. */
+struct ct4_key {
+	__be32 src;
+	__be32 dst;
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 pad[3];
+};
+
+struct ct6_key {
+	__be32 src[4];
+	__be32 dst[4];
+	__be16 sport;
+	__be16 dport;
+	__u8 proto;
+	__u8 pad[3];
+};
+
+/* Connection-table value (16 bytes for IPv4). Both directions say what
+ * the packet's peer address becomes: forward entries replace the source
+ * with the local IP and port, reverse entries replace the destination with
+ * the client's. The other side comes from reals[real_id] (forward) or
+ * svc_vips[svc_id] (reverse). */
+struct ct_entry {
+	__u32 last_seen; /* seconds of the monotonic clock */
+	__u8 state;      /* enum ct_state */
+	__u8 flags;      /* CT_F_* */
+	__u16 svc_id;
+	__u16 real_id;
+	__be16 port;  /* forward: local port; reverse: client port */
+	__be32 addr4; /* forward: local IPv4; reverse: client IPv4 */
+};
+
+/* IPv6 connection-table value: the same, with the IPv6 address. */
+struct ct6_entry {
+	struct ct_entry ct;
+	__be32 addr6[4]; /* forward: local IPv6; reverse: client IPv6 */
+};
+
+/* Per-service and per-real counters (per CPU, summed by Go). "in" is the
+ * client -> real direction, "out" the reply direction, as in ipvsadm. */
+struct xlb_counters {
+	__u64 conns;
+	__u64 in_packets;
+	__u64 in_bytes;
+	__u64 out_packets;
+	__u64 out_bytes;
+};
+
+/* Why a packet was dropped; index of drop_stats. */
+enum xlb_drop_reason {
+	DROP_ETH_TRUNCATED = 0,  /* frame shorter than its L2 headers */
+	DROP_IP_TRUNCATED = 1,   /* IP header beyond the frame */
+	DROP_IP_VERSION = 2,     /* version field disagrees with ethertype */
+	DROP_IP_IHL = 3,         /* IPv4 IHL < 5 */
+	DROP_IP_LENGTH = 4,      /* IP total/payload length beyond the frame */
+	DROP_FRAGMENT = 5,       /* IP fragment aimed at a VIP */
+	DROP_IPV6_EXTHDR = 6,    /* unsupported IPv6 extension header to a VIP */
+	DROP_L4_TRUNCATED = 7,   /* TCP/UDP/ICMP header beyond the frame */
+	DROP_TCP_DOFF = 8,       /* TCP data offset < 5 or beyond the frame */
+	DROP_TTL_EXPIRED = 9,    /* TTL or hop limit would reach zero */
+	DROP_NO_REAL = 10,       /* service has no schedulable real */
+	DROP_NO_LADDR = 11,      /* FullNAT service without a usable local IP */
+	DROP_NO_LPORT = 12,      /* every local port of the range is in use */
+	DROP_CT_FULL = 13,       /* connection table update failed */
+	DROP_FIB = 14,           /* no route to the destination */
+	DROP_UDP_CSUM_ZERO = 15, /* UDP over IPv6 without checksum */
+	DROP_ICMP_INNER = 16,    /* ICMP error quoting a malformed packet */
+	DROP_REASON_MAX,
+};
+
+/* Runtime settings, a global variable the Go owner writes. */
+struct xlb_config {
+	__u32 timeouts[CT_STATE_MAX]; /* seconds, indexed by enum ct_state */
+	__u16 lport_min;              /* local port range, inclusive */
+	__u16 lport_max;
+	__u32 ncpus; /* CPUs the local port range is split over */
+};
+
+#endif /* XLB_SHARED_H */

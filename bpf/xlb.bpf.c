@@ -1,0 +1,212 @@
+//go:build ignore
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * xlb: the XDP FullNAT load balancer. One packet's journey, top-down:
+ *
+ *   parse            lib/parse.h      Ethernet, IPv4/IPv6, TCP/UDP/ICMP
+ *   ICMP errors      lib/icmp.h       translated when they quote a connection
+ *   connection       lib/conntrack.h  forward or reverse entry, per-state timeouts
+ *   new connection   lib/sched.h      service lookup, real from the table
+ *                    lib/conntrack.h  local IP and port, both entries stored
+ *   rewrite          lib/nat.h        addresses, ports, TTL, checksums
+ *   forward          lib/fib.h        FIB lookup, redirect through tx_ports
+ *
+ * Every verdict leaves through xlb_xdp, which counts it.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <stdbool.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lib/consts.h"
+#include "lib/xlb_shared.h"
+#include "lib/maps.h"
+#include "lib/stats.h"
+#include "lib/parse.h"
+#include "lib/csum.h"
+#include "lib/conntrack.h"
+#include "lib/sched.h"
+#include "lib/nat.h"
+#include "lib/fib.h"
+#include "lib/icmp.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* forward_to_real rewrites a client's packet to local IP:port -> real and
+ * sends it. Returns XLB_CONTINUE when an established entry has lost its
+ * reverse half and the flow must be scheduled anew. */
+static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
+				      struct ct_entry *e, bool new_conn,
+				      const __u8 family)
+{
+	__u32 now = pkt->now;
+	struct xlb_tuple to = pkt->tuple;
+	__u32 real_id = e->real_id;
+	struct real *real;
+
+	real = bpf_map_lookup_elem(&reals, &real_id);
+	if (!real)
+		return count_drop(DROP_NO_REAL);
+	if (real->port)
+		to.dport = real->port;
+	if (!new_conn && e->last_seen != now &&
+	    !ct_hold_reverse(pkt, e, &real->addr, to.dport, now, family))
+		return XLB_CONTINUE;
+	ct_track(e, pkt, now);
+
+	to.dst = real->addr;
+	ct_addr(e, family, &to.src);
+	to.sport = e->port;
+	count_traffic(e->svc_id, real_id, pkt->len, false, new_conn);
+	int ret = nat_rewrite(pkt, &to);
+	if (ret >= 0)
+		return ret;
+	return fib_forward(ctx, pkt);
+}
+
+/* reply_to_client rewrites a real's reply to VIP:vport -> client. */
+static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
+				      struct ct_entry *e, const __u8 family)
+{
+	__u32 now = pkt->now;
+	struct xlb_tuple to = pkt->tuple;
+	__u32 svc_id = e->svc_id;
+	struct service_key *svc;
+	int ret;
+
+	svc = bpf_map_lookup_elem(&svc_vips, &svc_id);
+	if (!svc)
+		return XDP_PASS;
+	ct_track(e, pkt, now);
+
+	to.src = svc->vip;
+	if (svc->port)
+		to.sport = svc->port;
+	ct_addr(e, family, &to.dst);
+	to.dport = e->port;
+	count_traffic(svc_id, e->real_id, pkt->len, true, false);
+	ret = nat_rewrite(pkt, &to);
+	if (ret >= 0)
+		return ret;
+	return fib_forward(ctx, pkt);
+}
+
+/* new_connection schedules a real, takes a local IP and port and stores
+ * both entries; the forward one is copied to fwd for the first packet. */
+static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
+				     struct ct6_entry *fwd, const __u8 family)
+{
+	__u32 now = pkt->now;
+	const struct xlb_tuple *t = &pkt->tuple;
+	struct ct6_entry rev;
+	struct sched_cursor *cursor;
+	__u32 real_id, laddr_id, slot;
+	struct laddr *laddr;
+	struct real *real;
+	union ct_key key;
+	__be16 rport, lport;
+	__u8 state;
+	long picked;
+
+	if (t->proto == IPPROTO_TCP && (pkt->tcp_flags & XLB_TCP_RST))
+		return XDP_PASS; /* nothing to reset */
+	picked = sched_pick(svc, t);
+	if (picked < 0)
+		return count_drop(DROP_NO_REAL);
+	real_id = picked;
+	real = bpf_map_lookup_elem(&reals, &real_id);
+	if (!real)
+		return count_drop(DROP_NO_REAL);
+	rport = real->port ? real->port : t->dport;
+
+	cursor = bpf_map_lookup_elem(&sched_cursors, &svc->id);
+	if (!cursor || svc->laddr_count == 0)
+		return count_drop(DROP_NO_LADDR);
+	slot = cursor->next_laddr++ % svc->laddr_count;
+	if (slot >= XLB_MAX_SVC_LADDRS)
+		return count_drop(DROP_NO_LADDR);
+	laddr_id = svc->laddr_ids[slot];
+	laddr = bpf_map_lookup_elem(&laddrs, &laddr_id);
+	if (!laddr || laddr->family != family)
+		return count_drop(DROP_NO_LADDR);
+
+	state = ct_initial_state(pkt);
+	ct_entry_set(&rev, family, &t->src, t->sport, state, CT_F_REVERSE,
+		     svc->id, real_id, now);
+	lport = lport_alloc(laddr_id, family, &laddr->addr, &real->addr,
+			    rport, t->proto, &rev, now, &key);
+	if (!lport)
+		return count_drop(DROP_NO_LPORT);
+	ct_entry_set(fwd, family, &laddr->addr, lport, state, 0, svc->id,
+		     real_id, now);
+	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
+		   t->proto);
+	if (ct_store(&key, family, fwd))
+		return count_drop(DROP_CT_FULL);
+	return XLB_CONTINUE;
+}
+
+/* process_flow handles a parsed TCP or UDP packet of one family. The
+ * family is a constant at every call, so the verifier follows each
+ * family's path on its own (see ct_lookup). The stages are separate
+ * functions so that each has its own 512-byte stack. */
+static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
+				   const __u8 family)
+{
+	const struct xlb_tuple *t = &pkt->tuple;
+	struct ct6_entry new_entry;
+	struct service *svc;
+	struct ct_entry *e;
+	union ct_key key;
+	int ret;
+
+	pkt->now = ct_now();
+	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
+		   t->proto);
+	e = ct_lookup(&key, family);
+	if (e && !ct_expired(e, pkt->now) && !ct_reopens(e, pkt)) {
+		if (e->flags & CT_F_REVERSE)
+			return reply_to_client(ctx, pkt, e, family);
+		ret = forward_to_real(ctx, pkt, e, false, family);
+		if (ret >= 0)
+			return ret;
+	}
+
+	svc = service_lookup(t);
+	if (!svc)
+		return XDP_PASS;
+	ret = new_connection(pkt, svc, &new_entry, family);
+	if (ret >= 0)
+		return ret;
+	return forward_to_real(ctx, pkt, &new_entry.ct, true, family);
+}
+
+static __always_inline int process(struct xdp_md *ctx)
+{
+	struct pkt pkt = {};
+	int ret;
+
+	ret = parse(ctx, &pkt);
+	if (ret >= 0)
+		return ret;
+	if (pkt.tuple.family == XLB_AF_INET) {
+		if (pkt.tuple.proto == IPPROTO_ICMP)
+			return icmp_translate(ctx, &pkt, XLB_AF_INET);
+		return process_flow(ctx, &pkt, XLB_AF_INET);
+	}
+	if (pkt.tuple.proto == IPPROTO_ICMPV6)
+		return icmp_translate(ctx, &pkt, XLB_AF_INET6);
+	return process_flow(ctx, &pkt, XLB_AF_INET6);
+}
+
+SEC("xdp")
+int xlb_xdp(struct xdp_md *ctx)
+{
+	return count_verdict(process(ctx));
+}

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// Options configure Load. The zero value is valid: no pinning, default
+// table sizes, the local port range split over every possible CPU.
+type Options struct {
+	// PinPath is a bpffs directory where the maps are pinned by name and
+	// found again by the next Load ("" disables pinning).
+	PinPath string
+	// ConnEntries and Conn6Entries size the IPv4 and IPv6 connection
+	// tables; each connection takes two entries (0 = the object's default).
+	ConnEntries  uint32
+	Conn6Entries uint32
+	// CPUs is the number of CPUs the local port range is split over
+	// (0 = every possible CPU). Tests set 1 to make allocation predictable.
+	CPUs int
+}
+
+// AttachMode selects how XDP is attached to an interface.
+type AttachMode int
+
+// Attach modes.
+const (
+	ModeNative  AttachMode = iota // in the driver (veth and most NICs)
+	ModeGeneric                   // in the kernel's generic XDP hook (any device)
+)
+
+func (m AttachMode) String() string {
+	if m == ModeGeneric {
+		return "generic"
+	}
+	return "native"
+}
+
+// ErrNotFound is returned (wrapped) when a service, real or local IP named
+// in a call does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned (wrapped) when an object to add already exists.
+var ErrExists = errors.New("already exists")
+
+// Datapath is a loaded xlb XDP program with its maps.
+type Datapath struct {
+	objs  xlbObjects
+	cpus  int
+	links map[string]link.Link
+
+	mu       sync.Mutex
+	settings Settings
+	reg      registry
+}
+
+// Load loads the data path into the kernel. With Options.PinPath set, maps
+// already pinned there are reused, connections and counters included.
+func Load(opts Options) (*Datapath, error) {
+	spec, err := loadXlb()
+	if err != nil {
+		return nil, fmt.Errorf("load xlb object: %w", err)
+	}
+	if opts.ConnEntries > 0 {
+		spec.Maps[xlbMapCt4].MaxEntries = opts.ConnEntries
+	}
+	if opts.Conn6Entries > 0 {
+		spec.Maps[xlbMapCt6].MaxEntries = opts.Conn6Entries
+	}
+	if opts.PinPath == "" {
+		for _, m := range spec.Maps {
+			m.Pinning = ebpf.PinNone
+		}
+	}
+	cpus := opts.CPUs
+	if cpus <= 0 {
+		if cpus, err = ebpf.PossibleCPU(); err != nil {
+			return nil, fmt.Errorf("count possible CPUs: %w", err)
+		}
+	}
+
+	d := &Datapath{cpus: cpus, links: map[string]link.Link{}}
+	collOpts := &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: opts.PinPath}}
+	if err := spec.LoadAndAssign(&d.objs, collOpts); err != nil {
+		var verr *ebpf.VerifierError
+		if errors.As(err, &verr) {
+			return nil, fmt.Errorf("load xlb program: %+v", verr)
+		}
+		return nil, fmt.Errorf("load xlb program: %w", err)
+	}
+	d.settings = DefaultSettings()
+	if err := d.writeSettings(d.settings); err != nil {
+		d.objs.Close()
+		return nil, err
+	}
+	d.reg.init(d.objs.SvcVips.MaxEntries(), d.objs.Reals.MaxEntries(), d.objs.Laddrs.MaxEntries())
+	return d, nil
+}
+
+// Close detaches the program from every interface and releases the
+// objects. Pinned maps stay pinned.
+func (d *Datapath) Close() error {
+	var errs []error
+	for ifname := range d.links {
+		errs = append(errs, d.Detach(ifname))
+	}
+	errs = append(errs, d.objs.Close())
+	return errors.Join(errs...)
+}
+
+// Program returns the XDP program, for BPF_PROG_RUN and for callers that
+// attach it themselves.
+func (d *Datapath) Program() *ebpf.Program { return d.objs.XlbXdp }
+
+// Attach attaches the program to an interface and makes the interface a
+// redirect target.
+func (d *Datapath) Attach(ifname string, mode AttachMode) error {
+	iface, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
+	}
+	if _, ok := d.links[ifname]; ok {
+		return fmt.Errorf("attach xdp to %s: %w", ifname, ErrExists)
+	}
+	if err := d.AddRedirectTarget(iface.Index); err != nil {
+		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
+	}
+	flags := link.XDPDriverMode
+	if mode == ModeGeneric {
+		flags = link.XDPGenericMode
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
+	if err != nil {
+		return fmt.Errorf("attach xdp to %s (%s mode): %w", ifname, mode, err)
+	}
+	d.links[ifname] = l
+	return nil
+}
+
+// Detach removes the program from an interface.
+func (d *Datapath) Detach(ifname string) error {
+	l, ok := d.links[ifname]
+	if !ok {
+		return fmt.Errorf("detach xdp from %s: %w", ifname, ErrNotFound)
+	}
+	delete(d.links, ifname)
+	if err := l.Close(); err != nil {
+		return fmt.Errorf("detach xdp from %s: %w", ifname, err)
+	}
+	if iface, err := net.InterfaceByName(ifname); err == nil {
+		_ = d.objs.TxPorts.Delete(uint32(iface.Index))
+	}
+	return nil
+}
+
+// AddRedirectTarget lets the data path redirect packets to an interface
+// (attached ones are added by Attach).
+func (d *Datapath) AddRedirectTarget(ifindex int) error {
+	idx := uint32(ifindex)
+	if err := d.objs.TxPorts.Put(idx, idx); err != nil {
+		return fmt.Errorf("add ifindex %d to tx_ports: %w", ifindex, err)
+	}
+	return nil
+}

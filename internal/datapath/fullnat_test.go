@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+)
+
+// family picks the test addresses of one address family.
+type family struct {
+	name                string
+	vip, client, laddr netip.Addr
+	v6                  bool
+}
+
+var families = []family{
+	{name: "ipv4", vip: vip4, client: client4, laddr: laddr4},
+	{name: "ipv6", vip: vip6, client: client6, laddr: laddr6, v6: true},
+}
+
+func (f family) real(n int) netip.Addr { return realAddr(f.v6, n) }
+
+// addService adds a service with one local IP and the given reals.
+func (e *testEnv) addService(k ServiceKey, s Scheduler, laddr netip.Addr, reals ...Real) {
+	e.t.Helper()
+	if err := e.dp.AddService(Service{Key: k, Scheduler: s, LocalIPs: []netip.Addr{laddr}}); err != nil {
+		e.t.Fatalf("add service: %v", err)
+	}
+	if err := e.dp.SetReals(k, reals); err != nil {
+		e.t.Fatalf("set reals: %v", err)
+	}
+}
+
+// expect runs a frame and checks the verdict and, when want is not nil,
+// the output bytes.
+func (e *testEnv) expect(in []byte, wantVerdict Verdict, want []byte) []byte {
+	e.t.Helper()
+	v, out := e.run(in)
+	if v != wantVerdict {
+		e.t.Fatalf("verdict %s, want %s\nin:\n%s", v, wantVerdict, decode(in).Dump())
+	}
+	if want != nil && !bytes.Equal(out, want) {
+		e.t.Fatalf("output differs\ngot:\n%s\nwant:\n%s", decode(out).Dump(), decode(want).Dump())
+	}
+	return out
+}
+
+// clientPkt is a client's packet to the VIP.
+func (e *testEnv) clientPkt(f family, proto Proto, cport, vport uint16, flags string) pkt {
+	return pkt{srcMAC: clientMAC, dstMAC: e.clientIf.HardwareAddr, proto: proto, flags: flags,
+		src: netip.AddrPortFrom(f.client, cport), dst: netip.AddrPortFrom(f.vip, vport), payload: []byte("hello xlb")}
+}
+
+func TestFullNATBothDirections(t *testing.T) {
+	for _, f := range families {
+		for _, proto := range []Proto{TCP, UDP} {
+			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
+				e := newEnv(t, Options{})
+				key := ServiceKey{VIP: f.vip, Port: 80, Proto: proto}
+				real1 := netip.AddrPortFrom(f.real(1), 8080)
+				e.addService(key, RoundRobin, f.laddr, Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
+				local := netip.AddrPortFrom(f.laddr, 1025) // first port of the range, one CPU
+
+				first := e.clientPkt(f, proto, 40000, 80, "S")
+				e.expect(first.frame(t), XDPRedirect,
+					first.translated(local, real1, e.realIf.HardwareAddr, realMAC(1)).frame(t))
+
+				reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: proto, flags: "SA",
+					src: real1, dst: local, payload: []byte("hi from real")}
+				e.expect(reply.frame(t), XDPRedirect,
+					reply.translated(first.dst, first.src, e.clientIf.HardwareAddr, clientMAC).frame(t))
+
+				next := first
+				next.flags, next.seq = "A", 1
+				e.expect(next.frame(t), XDPRedirect,
+					next.translated(local, real1, e.realIf.HardwareAddr, realMAC(1)).frame(t))
+
+				st, err := e.dp.Status()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := st[0].Stats
+				if got.Conns != 1 || got.InPackets != 2 || got.OutPackets != 1 {
+					t.Errorf("service counters %+v, want 1 conn, 2 in, 1 out", got)
+				}
+				if rs := st[0].Reals[0].Stats; rs != got {
+					t.Errorf("real counters %+v, want the service's %+v", rs, got)
+				}
+			})
+		}
+	}
+}
+
+func TestUDPWithoutChecksumStaysWithout(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 53, Proto: UDP}
+	e.addService(key, RoundRobin, f.laddr, Real{Addr: f.real(1), Port: 5353, Weight: 1})
+	in := e.clientPkt(f, UDP, 40000, 53, "")
+	in.noUDPChecksum = true
+	want := in.translated(netip.AddrPortFrom(f.laddr, 1025), netip.AddrPortFrom(f.real(1), 5353), e.realIf.HardwareAddr, realMAC(1))
+	e.expect(in.frame(t), XDPRedirect, want.frame(t))
+}
+
+func TestPortZeroServiceKeepsPort(t *testing.T) {
+	for _, f := range families {
+		t.Run(f.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			e.addService(ServiceKey{VIP: f.vip, Proto: TCP}, RoundRobin, f.laddr, Real{Addr: f.real(2), Weight: 1})
+			for _, port := range []uint16{22, 443, 8443} {
+				in := e.clientPkt(f, TCP, 40000+port, port, "S")
+				out := e.expect(in.frame(t), XDPRedirect, nil)
+				if got, want := dstOf(t, out), netip.AddrPortFrom(f.real(2), port); got != want {
+					t.Errorf("port %d went to %s, want %s", port, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestNotOursPassesUnchanged(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, Real{Addr: f.real(1), Port: 80, Weight: 1})
+	e.addService(ServiceKey{VIP: vip6, Port: 80, Proto: TCP}, RoundRobin, laddr6, Real{Addr: realAddr(true, 1), Port: 80, Weight: 1})
+
+	other := e.clientPkt(f, TCP, 40000, 80, "S")
+	other.dst = netip.MustParseAddrPort("10.0.3.3:80")
+	otherPort := e.clientPkt(f, TCP, 40000, 81, "S")
+	otherProto := e.clientPkt(f, UDP, 40000, 80, "")
+	other6 := e.clientPkt(families[1], TCP, 40000, 8080, "S")
+	arp := append([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, clientMAC...)
+	arp = append(arp, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1)
+	arp = append(arp, clientMAC...)
+	arp = append(arp, 10, 0, 1, 10, 0, 0, 0, 0, 0, 0, 10, 0, 1, 1)
+
+	for _, tc := range []struct {
+		name string
+		have []byte
+	}{
+		{"other destination", other.frame(t)},
+		{"other port of the VIP", otherPort.frame(t)},
+		{"other protocol of the VIP", otherProto.frame(t)},
+		{"other port of the IPv6 VIP", other6.frame(t)},
+		{"ARP", arp},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.with(t).expect(tc.have, XDPPass, tc.have)
+		})
+	}
+}

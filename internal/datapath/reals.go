@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/sched"
+)
+
+// MaxWeight is the largest weight a real can have (as in IPVS).
+const MaxWeight = 65535
+
+// Real is a real server of a service.
+type Real struct {
+	Addr netip.Addr
+	// Port is the real's port; 0 keeps the client's destination port
+	// (required for port-0 services).
+	Port   uint16
+	Weight uint32 // 0 drains: no new connections, existing ones continue
+}
+
+// AddrPort returns the real's address and port.
+func (r Real) AddrPort() netip.AddrPort { return netip.AddrPortFrom(r.Addr, r.Port) }
+
+func validateReals(k ServiceKey, reals []Real) error {
+	for i, r := range reals {
+		switch {
+		case !r.Addr.IsValid() || r.Addr.Is4() != k.VIP.Is4() || r.Addr.Is4In6():
+			return fmt.Errorf("real %s: not an address of the VIP's family", r.Addr)
+		case r.Weight > MaxWeight:
+			return fmt.Errorf("real %s: weight %d above %d", r.AddrPort(), r.Weight, MaxWeight)
+		case k.Port == 0 && r.Port != 0:
+			return fmt.Errorf("real %s: a port-0 service keeps the client's port, the real's port must be 0", r.AddrPort())
+		}
+		for _, o := range reals[:i] {
+			if o.Addr == r.Addr && o.Port == r.Port {
+				return fmt.Errorf("real %s: listed twice", r.AddrPort())
+			}
+		}
+	}
+	return nil
+}
+
+// SetReals replaces a service's reals. Reals that stay keep their id and
+// connections; new ones get an id; the schedule table is rebuilt and
+// swapped in one update. A removed real's connections continue until they
+// end (as IPVS keeps a removed destination's connections).
+func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, ok := d.reg.services[k]
+	if !ok {
+		return fmt.Errorf("set reals of %s: %w", k, ErrNotFound)
+	}
+	if err := validateReals(k, reals); err != nil {
+		return fmt.Errorf("set reals of %s: %w", k, err)
+	}
+
+	next := make([]realState, 0, len(reals))
+	var added []uint32
+	undo := func() {
+		for _, id := range added {
+			d.reg.realIDs.put(id)
+		}
+	}
+	for _, r := range reals {
+		i := slices.IndexFunc(st.reals, func(o realState) bool { return o.real.AddrPort() == r.AddrPort() })
+		if i >= 0 {
+			next = append(next, realState{id: st.reals[i].id, real: r})
+			continue
+		}
+		id, err := d.reg.realIDs.get()
+		if err == nil {
+			err = d.writeReal(id, r)
+		}
+		if err != nil {
+			undo()
+			return fmt.Errorf("set reals of %s: real %s: %w", k, r.AddrPort(), err)
+		}
+		added = append(added, id)
+		next = append(next, realState{id: id, real: r})
+	}
+	if err := d.swapTable(st.id, st.svc, next); err != nil {
+		undo()
+		return fmt.Errorf("set reals of %s: %w", k, err)
+	}
+	for _, old := range st.reals {
+		if !slices.ContainsFunc(next, func(n realState) bool { return n.id == old.id }) {
+			d.reg.realIDs.put(old.id)
+		}
+	}
+	st.reals = next
+	return nil
+}
+
+// writeReal writes a new real's entry and zeroes its counters (the id may
+// have served another real before).
+func (d *Datapath) writeReal(id uint32, r Real) error {
+	if err := d.objs.Reals.Put(id, xlbReal{Addr: toAddr(r.Addr), Port: htons(r.Port), Family: familyOf(r.Addr)}); err != nil {
+		return fmt.Errorf("write reals[%d]: %w", id, err)
+	}
+	zero := make([]xlbXlbCounters, d.cpus)
+	if err := d.objs.RealStats.Put(id, zero); err != nil {
+		return fmt.Errorf("reset real_stats[%d]: %w", id, err)
+	}
+	return nil
+}
+
+// Reals returns a service's reals.
+func (d *Datapath) Reals(k ServiceKey) ([]Real, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, ok := d.reg.services[k]
+	if !ok {
+		return nil, fmt.Errorf("reals of %s: %w", k, ErrNotFound)
+	}
+	out := make([]Real, len(st.reals))
+	for i, r := range st.reals {
+		out[i] = r.real
+	}
+	return out, nil
+}
+
+// buildTable computes a service's schedule table from its reals.
+func buildTable(svc Service, reals []realState) ([]uint32, error) {
+	backends := make([]sched.Backend, len(reals))
+	for i, r := range reals {
+		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.real.Weight}
+	}
+	var (
+		table []uint32
+		err   error
+	)
+	switch svc.Scheduler {
+	case RoundRobin:
+		table, err = sched.RoundRobin(backends)
+	case WeightedRoundRobin:
+		table, err = sched.SmoothWRR(backends)
+	case MaglevHash, SourceHash:
+		size := svc.MaglevSize
+		if size == 0 {
+			size = sched.DefaultMaglevSize
+		}
+		table, err = sched.Maglev(backends, size)
+	default:
+		return nil, fmt.Errorf("scheduler %s: no table builder", svc.Scheduler)
+	}
+	if err == sched.ErrNoBackends {
+		return nil, nil // an empty table: new connections dropped as no_real
+	}
+	return table, err
+}
+
+// swapTable builds a new schedule table in a map of its own and installs
+// it in sched_tables[id] in one update: slot 0 the length, then real ids.
+func (d *Datapath) swapTable(id uint32, svc Service, reals []realState) error {
+	table, err := buildTable(svc, reals)
+	if err != nil {
+		return fmt.Errorf("build %s table: %w", svc.Scheduler, err)
+	}
+	inner, err := ebpf.NewMap(&ebpf.MapSpec{
+		Name:       "xlb_sched_tbl",
+		Type:       ebpf.Array,
+		KeySize:    4,
+		ValueSize:  4,
+		MaxEntries: uint32(len(table) + 1),
+		Flags:      unix.BPF_F_INNER_MAP,
+	})
+	if err != nil {
+		return fmt.Errorf("create schedule table: %w", err)
+	}
+	defer inner.Close()
+	keys := make([]uint32, len(table)+1)
+	vals := make([]uint32, len(table)+1)
+	vals[0] = uint32(len(table))
+	for i := range keys {
+		keys[i] = uint32(i)
+		if i > 0 {
+			vals[i] = table[i-1]
+		}
+	}
+	if _, err := inner.BatchUpdate(keys, vals, nil); err != nil {
+		return fmt.Errorf("fill schedule table: %w", err)
+	}
+	if err := d.objs.SchedTables.Put(id, inner); err != nil {
+		return fmt.Errorf("install schedule table of service %d: %w", id, err)
+	}
+	return nil
+}

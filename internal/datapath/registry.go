@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// idAlloc hands out the indexes of an array map. Freed ids are reused in
+// the order they were freed and only after every never-used id is taken,
+// so a real's id is not given to another real while connections that
+// still name it are likely to live.
+type idAlloc struct {
+	what string
+	next uint32
+	max  uint32
+	free []uint32
+}
+
+func (a *idAlloc) get() (uint32, error) {
+	if a.next < a.max {
+		a.next++
+		return a.next - 1, nil
+	}
+	if len(a.free) == 0 {
+		return 0, fmt.Errorf("no free %s id: all %d in use", a.what, a.max)
+	}
+	id := a.free[0]
+	a.free = a.free[1:]
+	return id, nil
+}
+
+func (a *idAlloc) put(id uint32) { a.free = append(a.free, id) }
+
+// realState is one real of a service and the id the data path knows it by.
+type realState struct {
+	id   uint32
+	real Real
+}
+
+// serviceState is what the registry remembers of one service.
+type serviceState struct {
+	id       uint32
+	svc      Service
+	laddrIDs []uint32
+	reals    []realState
+}
+
+// localIP is one local IP and the number of services using it.
+type localIP struct {
+	id   uint32
+	refs int
+}
+
+// registry mirrors what the maps hold, so that updates can be computed
+// as differences and ids allocated without reading the maps back.
+type registry struct {
+	services map[ServiceKey]*serviceState
+	localIPs map[netip.Addr]*localIP
+	vips     map[netip.Addr]int
+	svcIDs   idAlloc
+	realIDs  idAlloc
+	laddrIDs idAlloc
+}
+
+func (r *registry) init(maxServices, maxReals, maxLaddrs uint32) {
+	r.services = map[ServiceKey]*serviceState{}
+	r.localIPs = map[netip.Addr]*localIP{}
+	r.vips = map[netip.Addr]int{}
+	r.svcIDs = idAlloc{what: "service", max: maxServices}
+	r.realIDs = idAlloc{what: "real", max: maxReals}
+	r.laddrIDs = idAlloc{what: "local IP", max: maxLaddrs}
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// newFlows sends the first packet of n new TCP flows from the client
+// (source ports base..base+n-1) and returns the real each went to.
+func (e *testEnv) newFlows(f family, n int, base uint16) []netip.Addr {
+	e.t.Helper()
+	out := make([]netip.Addr, n)
+	for i := range out {
+		in := e.clientPkt(f, TCP, base+uint16(i), 80, "S")
+		b := e.expect(in.frame(e.t), XDPRedirect, nil)
+		out[i] = dstOf(e.t, b).Addr()
+	}
+	return out
+}
+
+func reals(f family, weights ...uint32) []Real {
+	out := make([]Real, len(weights))
+	for i, w := range weights {
+		out[i] = Real{Addr: f.real(i + 1), Port: 80, Weight: w}
+	}
+	return out
+}
+
+func TestRoundRobinAndWeighted(t *testing.T) {
+	f := families[0]
+	r := func(n int) netip.Addr { return f.real(n) }
+	for _, tc := range []struct {
+		name    string
+		sched   Scheduler
+		weights []uint32
+		want    []netip.Addr
+	}{
+		{"rr", RoundRobin, []uint32{1, 1, 1}, []netip.Addr{r(1), r(2), r(3), r(1), r(2), r(3), r(1)}},
+		{"rr ignores weights", RoundRobin, []uint32{5, 1}, []netip.Addr{r(1), r(2), r(1), r(2)}},
+		{"rr skips drained", RoundRobin, []uint32{1, 0, 1}, []netip.Addr{r(1), r(3), r(1), r(3)}},
+		{"wrr 5:1:1", WeightedRoundRobin, []uint32{5, 1, 1},
+			[]netip.Addr{r(1), r(1), r(2), r(1), r(3), r(1), r(1), r(1), r(1), r(2), r(1), r(3), r(1), r(1)}},
+		{"wrr 2:1", WeightedRoundRobin, []uint32{2, 1}, []netip.Addr{r(1), r(2), r(1), r(1), r(2), r(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+			e.addService(key, tc.sched, f.laddr, reals(f, tc.weights...)...)
+			if got := e.newFlows(f, len(tc.want), 30000); !slices.Equal(got, tc.want) {
+				t.Errorf("reals chosen %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMaglevMinimalDisruption(t *testing.T) {
+	for _, f := range families {
+		t.Run(f.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+			all := reals(f, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+			e.addService(key, MaglevHash, f.laddr, all...)
+			const n = 2000
+			before := e.newFlows(f, n, 20000)
+			perReal := map[netip.Addr]int{}
+			for _, r := range before {
+				perReal[r]++
+			}
+			if len(perReal) != len(all) {
+				t.Fatalf("%d flows reached %d of %d reals", n, len(perReal), len(all))
+			}
+
+			removed := all[3].Addr
+			if err := e.dp.SetReals(key, slices.Delete(slices.Clone(all), 3, 4)); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.dp.FlushConns(); err != nil { // schedule every flow anew
+				t.Fatal(err)
+			}
+			after := e.newFlows(f, n, 20000)
+			moved := 0
+			for i := range before {
+				switch {
+				case after[i] == removed:
+					t.Fatalf("flow %d still scheduled to the removed real", i)
+				case before[i] != removed && after[i] != before[i]:
+					moved++
+				}
+			}
+			if limit := (n - perReal[removed]) / 100; moved > limit {
+				t.Errorf("%d flows of remaining reals moved, want at most %d (1%%)", moved, limit)
+			}
+		})
+	}
+}
+
+func TestSourceHashKeepsClientOnOneReal(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, SourceHash, f.laddr, reals(f, 1, 1, 1, 1)...)
+	got := e.newFlows(f, 50, 10000)
+	for i, r := range got {
+		if r != got[0] {
+			t.Fatalf("flow %d from the same client went to %s, first to %s", i, r, got[0])
+		}
+	}
+	seen := map[netip.Addr]bool{}
+	for n := 1; n <= 40; n++ {
+		p := e.clientPkt(f, TCP, 1234, 80, "S")
+		p.src = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(100 + n)}), 1234)
+		seen[dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr()] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("40 clients reached %d of 4 reals", len(seen))
+	}
+}
+
+func TestWeightZeroDrains(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1)...)
+	held := e.clientPkt(f, TCP, 50000, 80, "S")
+	if got := dstOf(t, e.expect(held.frame(t), XDPRedirect, nil)).Addr(); got != f.real(1) {
+		t.Fatalf("first flow went to %s, want %s", got, f.real(1))
+	}
+	if err := e.dp.SetReals(key, reals(f, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	held.flags = "A"
+	for i := 0; i < 3; i++ {
+		if got := dstOf(t, e.expect(held.frame(t), XDPRedirect, nil)).Addr(); got != f.real(1) {
+			t.Fatalf("established flow moved to %s after drain", got)
+		}
+	}
+	for i, r := range e.newFlows(f, 10, 51000) {
+		if r != f.real(2) {
+			t.Fatalf("new flow %d went to drained real %s", i, r)
+		}
+	}
+}
+
+func TestExpiredEntryIsNewFlow(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: UDP}, RoundRobin, f.laddr, reals(f, 1, 1)...)
+	p := e.clientPkt(f, UDP, 40000, 80, "")
+	if got := dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != f.real(1) {
+		t.Fatalf("first packet went to %s", got)
+	}
+	// Age the forward entry past the UDP timeout (300 s).
+	key := xlbCt4Key{Src: toAddr(f.client).W[0], Dst: toAddr(f.vip).W[0], Sport: htons(40000), Dport: htons(80), Proto: uint8(UDP)}
+	var ent xlbCtEntry
+	if err := e.dp.objs.Ct4.Lookup(key, &ent); err != nil {
+		t.Fatalf("forward entry: %v", err)
+	}
+	ent.LastSeen -= 301
+	if err := e.dp.objs.Ct4.Put(key, ent); err != nil {
+		t.Fatal(err)
+	}
+	if got := dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != f.real(2) {
+		t.Errorf("packet after expiry went to %s, want the next real %s", got, f.real(2))
+	}
+}
+
+func TestLocalPortExhaustion(t *testing.T) {
+	e := newEnv(t, Options{})
+	s := DefaultSettings()
+	s.LocalPortMin, s.LocalPortMax = 2000, 2003
+	if err := e.dp.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	f := families[0]
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, reals(f, 1)...)
+	used := map[uint16]bool{}
+	for i := 0; i < 4; i++ {
+		p := e.clientPkt(f, TCP, uint16(40000+i), 80, "S")
+		port := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Port()
+		if used[port] || port < 2000 || port > 2003 {
+			t.Fatalf("connection %d got local port %d (used: %v)", i, port, used)
+		}
+		used[port] = true
+	}
+	before, _ := e.dp.Drops()
+	e.expect(e.clientPkt(f, TCP, 40010, 80, "S").frame(t), XDPDrop, nil)
+	after, _ := e.dp.Drops()
+	if after[DropNoLocalPort] != before[DropNoLocalPort]+1 {
+		t.Errorf("no_lport drops %d -> %d, want one more", before[DropNoLocalPort], after[DropNoLocalPort])
+	}
+	// The held connections still work, on their own ports.
+	for i := 0; i < 4; i++ {
+		p := e.clientPkt(f, TCP, uint16(40000+i), 80, "A")
+		if port := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Port(); !used[port] {
+			t.Errorf("connection %d moved to port %d", i, port)
+		}
+	}
+}
+
+// TestTableSwapUnderTraffic replaces the reals again and again while new
+// flows arrive: every flow must reach a real of the old or the new set,
+// never a half-written table.
+func TestTableSwapUnderTraffic(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	setA, setB := reals(f, 1, 1, 1), reals(f, 0, 0, 0, 1, 1, 1)[3:]
+	e.addService(key, MaglevHash, f.laddr, setA...)
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			set := setA
+			if i%2 == 1 {
+				set = setB
+			}
+			if err := e.dp.SetReals(key, set); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	got := e.newFlows(f, 1000, 10000)
+	close(stop)
+	wg.Wait()
+	for i, r := range got {
+		if r.As4()[3] < 1 || r.As4()[3] > 6 {
+			t.Fatalf("flow %d went to %s", i, r)
+		}
+	}
+	drops, _ := e.dp.Drops()
+	if drops[DropNoReal] != 0 {
+		t.Errorf("%d flows found no real during swaps", drops[DropNoReal])
+	}
+}

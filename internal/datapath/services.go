@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+)
+
+// MaxServiceLocalIPs is how many local IPs one service can use
+// (XLB_MAX_SVC_LADDRS in the data path).
+const MaxServiceLocalIPs = 8
+
+// ServiceKey identifies a virtual service. Port 0 matches every port of
+// the VIP that has no service of its own.
+type ServiceKey struct {
+	VIP   netip.Addr
+	Port  uint16
+	Proto Proto
+}
+
+func (k ServiceKey) String() string {
+	return fmt.Sprintf("%s %s", k.Proto, netip.AddrPortFrom(k.VIP, k.Port))
+}
+
+// Service is a virtual service in FullNAT mode.
+type Service struct {
+	Key       ServiceKey
+	Scheduler Scheduler
+	// LocalIPs are the sources FullNAT uses towards the reals, of the
+	// VIP's family; connections are spread over them in turn.
+	LocalIPs []netip.Addr
+	// MaglevSize is the mh/sh table size, a prime (0 = 65537).
+	MaglevSize uint32
+}
+
+func (s *Service) validate() error {
+	k := s.Key
+	if !k.VIP.IsValid() {
+		return errors.New("vip: not an IP address")
+	}
+	if k.VIP.Is4In6() {
+		return fmt.Errorf("vip %s: use the plain IPv4 form", k.VIP)
+	}
+	if k.Proto != TCP && k.Proto != UDP {
+		return fmt.Errorf("protocol %d: want tcp or udp", k.Proto)
+	}
+	if _, ok := schedulerNames[s.Scheduler]; !ok {
+		return fmt.Errorf("scheduler %d: want rr, wrr, mh or sh", s.Scheduler)
+	}
+	if len(s.LocalIPs) == 0 || len(s.LocalIPs) > MaxServiceLocalIPs {
+		return fmt.Errorf("local IPs: FullNAT needs 1 to %d, have %d", MaxServiceLocalIPs, len(s.LocalIPs))
+	}
+	for i, ip := range s.LocalIPs {
+		if !ip.IsValid() || ip.Is4() != k.VIP.Is4() {
+			return fmt.Errorf("local IP %s: not an address of the VIP's family", ip)
+		}
+		if slices.Contains(s.LocalIPs[:i], ip) {
+			return fmt.Errorf("local IP %s: listed twice", ip)
+		}
+	}
+	return nil
+}
+
+func serviceMapKey(k ServiceKey) xlbServiceKey {
+	return xlbServiceKey{Vip: toAddr(k.VIP), Port: htons(k.Port), Proto: uint8(k.Proto), Family: familyOf(k.VIP)}
+}
+
+// AddService adds a service with no reals yet (new connections to it are
+// dropped as no_real until SetReals gives it some).
+func (d *Datapath) AddService(s Service) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := s.validate(); err != nil {
+		return fmt.Errorf("add service %s: %w", s.Key, err)
+	}
+	if _, ok := d.reg.services[s.Key]; ok {
+		return fmt.Errorf("add service %s: %w", s.Key, ErrExists)
+	}
+	id, err := d.reg.svcIDs.get()
+	if err != nil {
+		return fmt.Errorf("add service %s: %w", s.Key, err)
+	}
+	st := &serviceState{id: id, svc: s}
+	err = d.writeService(st, nil)
+	if err != nil {
+		d.reg.svcIDs.put(id)
+		return fmt.Errorf("add service %s: %w", s.Key, err)
+	}
+	d.reg.services[s.Key] = st
+	d.reg.vips[s.Key.VIP]++
+	return nil
+}
+
+// UpdateService changes a service's scheduler, local IPs or table size;
+// its reals and connections stay.
+func (d *Datapath) UpdateService(s Service) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := s.validate(); err != nil {
+		return fmt.Errorf("update service %s: %w", s.Key, err)
+	}
+	st, ok := d.reg.services[s.Key]
+	if !ok {
+		return fmt.Errorf("update service %s: %w", s.Key, ErrNotFound)
+	}
+	old := st.svc
+	oldLaddrs := st.laddrIDs
+	st.svc = s
+	if err := d.writeService(st, st.reals); err != nil {
+		st.svc = old
+		return fmt.Errorf("update service %s: %w", s.Key, err)
+	}
+	d.releaseLocalIPs(oldLaddrs)
+	return nil
+}
+
+// writeService writes everything a service entry refers to (local IPs,
+// its key by id, its schedule table) before the entry itself, so that a
+// packet that finds the entry finds all of it.
+func (d *Datapath) writeService(st *serviceState, reals []realState) error {
+	laddrIDs, err := d.acquireLocalIPs(st.svc.LocalIPs)
+	if err != nil {
+		return err
+	}
+	undo := func() { d.releaseLocalIPs(laddrIDs) }
+	key := serviceMapKey(st.svc.Key)
+	if err := d.objs.SvcVips.Put(st.id, key); err != nil {
+		undo()
+		return fmt.Errorf("write svc_vips[%d]: %w", st.id, err)
+	}
+	if err := d.swapTable(st.id, st.svc, reals); err != nil {
+		undo()
+		return err
+	}
+	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint8(len(laddrIDs))}
+	copy(val.LaddrIds[:], laddrIDs)
+	if err := d.objs.Services.Put(key, val); err != nil {
+		undo()
+		return fmt.Errorf("write services entry: %w", err)
+	}
+	vipKey := xlbServiceKey{Vip: key.Vip, Family: key.Family}
+	if err := d.objs.Vips.Put(vipKey, uint32(1)); err != nil {
+		return fmt.Errorf("write vips entry: %w", err)
+	}
+	st.laddrIDs = laddrIDs
+	return nil
+}
+
+// RemoveService removes a service. Its connections are no longer
+// forwarded; their entries age out of the connection table.
+func (d *Datapath) RemoveService(k ServiceKey) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, ok := d.reg.services[k]
+	if !ok {
+		return fmt.Errorf("remove service %s: %w", k, ErrNotFound)
+	}
+	key := serviceMapKey(k)
+	if err := d.objs.Services.Delete(key); err != nil {
+		return fmt.Errorf("remove service %s: %w", k, err)
+	}
+	delete(d.reg.services, k)
+	d.reg.vips[k.VIP]--
+	vipKey := xlbServiceKey{Vip: key.Vip, Family: key.Family}
+	if d.reg.vips[k.VIP] == 0 {
+		delete(d.reg.vips, k.VIP)
+		_ = d.objs.Vips.Delete(vipKey)
+	}
+	_ = d.objs.SchedTables.Delete(st.id)
+	d.releaseLocalIPs(st.laddrIDs)
+	for _, r := range st.reals {
+		d.reg.realIDs.put(r.id)
+	}
+	d.reg.svcIDs.put(st.id)
+	return nil
+}
+
+// acquireLocalIPs finds or adds each local IP and takes a reference on it.
+func (d *Datapath) acquireLocalIPs(ips []netip.Addr) ([]uint32, error) {
+	var ids []uint32
+	for _, ip := range ips {
+		if l, ok := d.reg.localIPs[ip]; ok {
+			l.refs++
+			ids = append(ids, l.id)
+			continue
+		}
+		id, err := d.reg.laddrIDs.get()
+		if err == nil {
+			err = d.objs.Laddrs.Put(id, xlbLaddr{Addr: toAddr(ip), Family: familyOf(ip)})
+			if err != nil {
+				d.reg.laddrIDs.put(id)
+			}
+		}
+		if err != nil {
+			d.releaseLocalIPs(ids)
+			return nil, fmt.Errorf("local IP %s: %w", ip, err)
+		}
+		d.reg.localIPs[ip] = &localIP{id: id, refs: 1}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// releaseLocalIPs drops a reference on each local IP; one no service uses
+// keeps its entry (connections may still use it) until its id is reused.
+func (d *Datapath) releaseLocalIPs(ids []uint32) {
+	for ip, l := range d.reg.localIPs {
+		for _, id := range ids {
+			if l.id == id {
+				l.refs--
+			}
+		}
+		if l.refs <= 0 {
+			delete(d.reg.localIPs, ip)
+			d.reg.laddrIDs.put(l.id)
+		}
+	}
+}
+
+// AddLocalIP adds a local IP to a service.
+func (d *Datapath) AddLocalIP(k ServiceKey, ip netip.Addr) error {
+	d.mu.Lock()
+	st, ok := d.reg.services[k]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrNotFound)
+	}
+	s := st.svc
+	if slices.Contains(s.LocalIPs, ip) {
+		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrExists)
+	}
+	s.LocalIPs = append(slices.Clone(s.LocalIPs), ip)
+	return d.UpdateService(s)
+}
+
+// RemoveLocalIP removes a local IP from a service; connections that use
+// it continue until they end.
+func (d *Datapath) RemoveLocalIP(k ServiceKey, ip netip.Addr) error {
+	d.mu.Lock()
+	st, ok := d.reg.services[k]
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, ErrNotFound)
+	}
+	s := st.svc
+	i := slices.Index(s.LocalIPs, ip)
+	if i < 0 {
+		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, ErrNotFound)
+	}
+	s.LocalIPs = slices.Delete(slices.Clone(s.LocalIPs), i, i+1)
+	return d.UpdateService(s)
+}
+
+// Services returns the services in the order of their ids.
+func (d *Datapath) Services() []Service {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	states := make([]*serviceState, 0, len(d.reg.services))
+	for _, st := range d.reg.services {
+		states = append(states, st)
+	}
+	slices.SortFunc(states, func(a, b *serviceState) int { return int(a.id) - int(b.id) })
+	out := make([]Service, len(states))
+	for i, st := range states {
+		out[i] = st.svc
+	}
+	return out
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+)
+
+// Counters are a service's or a real's traffic counters, summed over CPUs.
+// In is the client -> real direction, Out the replies, as in ipvsadm.
+type Counters struct {
+	Conns      uint64
+	InPackets  uint64
+	InBytes    uint64
+	OutPackets uint64
+	OutBytes   uint64
+}
+
+func (c *Counters) add(o xlbXlbCounters) {
+	c.Conns += o.Conns
+	c.InPackets += o.InPackets
+	c.InBytes += o.InBytes
+	c.OutPackets += o.OutPackets
+	c.OutBytes += o.OutBytes
+}
+
+func sumCounters(m *ebpf.Map, id uint32) (Counters, error) {
+	var perCPU []xlbXlbCounters
+	var c Counters
+	if err := m.Lookup(id, &perCPU); err != nil {
+		return c, fmt.Errorf("read %s[%d]: %w", m, id, err)
+	}
+	for _, v := range perCPU {
+		c.add(v)
+	}
+	return c, nil
+}
+
+// RealStatus is a real with its counters.
+type RealStatus struct {
+	Real
+	Stats Counters
+}
+
+// ServiceStatus is a service with its counters and its reals'.
+type ServiceStatus struct {
+	Service
+	Stats Counters
+	Reals []RealStatus
+}
+
+// Status returns every service with its reals and counters, in id order.
+func (d *Datapath) Status() ([]ServiceStatus, error) {
+	svcs := d.Services()
+	out := make([]ServiceStatus, 0, len(svcs))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, svc := range svcs {
+		st, ok := d.reg.services[svc.Key]
+		if !ok {
+			continue
+		}
+		s := ServiceStatus{Service: svc}
+		var err error
+		if s.Stats, err = sumCounters(d.objs.SvcStats, st.id); err != nil {
+			return nil, err
+		}
+		for _, r := range st.reals {
+			rs := RealStatus{Real: r.real}
+			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
+				return nil, err
+			}
+			s.Reals = append(s.Reals, rs)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func sumPerCPU(m *ebpf.Map, n int) ([]uint64, error) {
+	out := make([]uint64, n)
+	for i := range out {
+		var perCPU []uint64
+		if err := m.Lookup(uint32(i), &perCPU); err != nil {
+			return nil, fmt.Errorf("read %s[%d]: %w", m, i, err)
+		}
+		for _, v := range perCPU {
+			out[i] += v
+		}
+	}
+	return out, nil
+}
+
+// Drops returns the packets dropped so far, by reason.
+func (d *Datapath) Drops() (map[DropReason]uint64, error) {
+	counts, err := sumPerCPU(d.objs.DropStats, int(numDropReasons))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[DropReason]uint64, len(counts))
+	for i, n := range counts {
+		out[DropReason(i)] = n
+	}
+	return out, nil
+}
+
+// Verdict is an XDP action.
+type Verdict uint32
+
+// XDP actions.
+const (
+	XDPAborted Verdict = iota
+	XDPDrop
+	XDPPass
+	XDPTx
+	XDPRedirect
+)
+
+func (v Verdict) String() string {
+	names := []string{"aborted", "drop", "pass", "tx", "redirect"}
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("verdict(%d)", uint32(v))
+}
+
+// Verdicts returns how many packets ended with each XDP action.
+func (d *Datapath) Verdicts() (map[Verdict]uint64, error) {
+	counts, err := sumPerCPU(d.objs.VerdictStats, int(XDPRedirect)+1)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Verdict]uint64, len(counts))
+	for i, n := range counts {
+		out[Verdict(i)] = n
+	}
+	return out, nil
+}

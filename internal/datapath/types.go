@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Proto is an IP protocol number a service can balance.
+type Proto uint8
+
+// Protocols a service can have.
+const (
+	TCP Proto = 6
+	UDP Proto = 17
+)
+
+func (p Proto) String() string {
+	switch p {
+	case TCP:
+		return "tcp"
+	case UDP:
+		return "udp"
+	}
+	return fmt.Sprintf("proto(%d)", uint8(p))
+}
+
+// ParseProto parses "tcp" or "udp".
+func ParseProto(s string) (Proto, error) {
+	switch strings.ToLower(s) {
+	case "tcp":
+		return TCP, nil
+	case "udp":
+		return UDP, nil
+	}
+	return 0, fmt.Errorf("unknown protocol %q (want tcp or udp)", s)
+}
+
+// Scheduler chooses how new connections are spread over a service's reals.
+type Scheduler uint8
+
+// Schedulers; the values are the data path's enum xlb_sched.
+const (
+	RoundRobin         Scheduler = 0 // rr: reals in turn
+	WeightedRoundRobin Scheduler = 1 // wrr: smooth weighted round robin
+	MaglevHash         Scheduler = 2 // mh: Maglev consistent hashing of the 5-tuple
+	SourceHash         Scheduler = 3 // sh: Maglev table indexed by the source address
+)
+
+var schedulerNames = map[Scheduler]string{
+	RoundRobin:         "rr",
+	WeightedRoundRobin: "wrr",
+	MaglevHash:         "mh",
+	SourceHash:         "sh",
+}
+
+func (s Scheduler) String() string {
+	if name, ok := schedulerNames[s]; ok {
+		return name
+	}
+	return fmt.Sprintf("sched(%d)", uint8(s))
+}
+
+// ParseScheduler parses an ipvsadm scheduler name (rr, wrr, mh, sh).
+func ParseScheduler(name string) (Scheduler, error) {
+	for s, n := range schedulerNames {
+		if n == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh or sh)", name)
+}
+
+// DropReason says why the data path dropped a packet (enum xlb_drop_reason).
+type DropReason uint32
+
+// DropReasonNames names every drop reason, indexed by its value, as the
+// metrics and the CLI show them.
+var DropReasonNames = []string{
+	"eth_truncated", "ip_truncated", "ip_version", "ip_ihl", "ip_length",
+	"fragment", "ipv6_exthdr", "l4_truncated", "tcp_doff", "ttl_expired",
+	"no_real", "no_laddr", "no_lport", "ct_full", "fib", "udp_csum_zero",
+	"icmp_inner",
+}
+
+// Drop reasons, as the data path numbers them.
+const (
+	DropEthTruncated DropReason = iota
+	DropIPTruncated
+	DropIPVersion
+	DropIPIHL
+	DropIPLength
+	DropFragment
+	DropIPv6ExtHdr
+	DropL4Truncated
+	DropTCPDoff
+	DropTTLExpired
+	DropNoReal
+	DropNoLocalIP
+	DropNoLocalPort
+	DropConnTableFull
+	DropFIB
+	DropUDPChecksumZero
+	DropICMPInner
+	numDropReasons
+)
+
+func (r DropReason) String() string {
+	if int(r) < len(DropReasonNames) {
+		return DropReasonNames[r]
+	}
+	return fmt.Sprintf("drop(%d)", uint32(r))
+}
+
+// family values of the data path (enum xlb_family).
+const (
+	familyV4 = 4
+	familyV6 = 6
+)
+
+func familyOf(a netip.Addr) uint8 {
+	if a.Is4() {
+		return familyV4
+	}
+	return familyV6
+}
+
+// toAddr converts an address to the data path's layout: network byte
+// order in memory, IPv4 in the first word.
+func toAddr(a netip.Addr) xlbXlbAddr {
+	var out xlbXlbAddr
+	if a.Is4() {
+		b := a.As4()
+		out.W[0] = binary.NativeEndian.Uint32(b[:])
+		return out
+	}
+	b := a.As16()
+	for i := range out.W {
+		out.W[i] = binary.NativeEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+func fromAddr(w [4]uint32, family uint8) netip.Addr {
+	var b [16]byte
+	for i := range w {
+		binary.NativeEndian.PutUint32(b[4*i:], w[i])
+	}
+	if family == familyV4 {
+		return netip.AddrFrom4([4]byte(b[:4]))
+	}
+	return netip.AddrFrom16(b)
+}
+
+// htons and ntohs convert ports between host order and the network order
+// the maps hold.
+func htons(v uint16) uint16 {
+	var b [2]byte
+	binary.BigEndian.PutUint16(b[:], v)
+	return binary.NativeEndian.Uint16(b[:])
+}
+
+func ntohs(v uint16) uint16 { return htons(v) }
