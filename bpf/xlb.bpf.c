@@ -5,7 +5,7 @@
  *
  *   parse            lib/parse.h      Ethernet, IPv4/IPv6, TCP/UDP/ICMP
  *   ICMP errors      lib/icmp.h       translated when they quote a connection
- *   connection       lib/conntrack.h  forward or reverse entry, per-state timeouts
+ *   connection       lib/conntrack.h  forward or reverse entry, state timeouts
  *   new connection   lib/sched.h      service lookup, real from the table
  *                    lib/conntrack.h  local IP and port, both entries stored
  *   rewrite          lib/nat.h        addresses, ports, TTL, checksums
@@ -139,8 +139,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	state = ct_initial_state(pkt);
 	ct_entry_set(&rev, family, &t->src, t->sport, state, CT_F_REVERSE,
 		     svc->id, real_id, now);
-	lport = lport_alloc(laddr_id, family, &laddr->addr, &real->addr,
-			    rport, t->proto, &rev, now, &key);
+	lport = lport_alloc(laddr_id, family, &laddr->addr, &real->addr, rport,
+			    t->proto, &rev, now, &key);
 	if (!lport)
 		return count_drop(DROP_NO_LPORT);
 	ct_entry_set(fwd, family, &laddr->addr, lport, state, 0, svc->id,
@@ -166,6 +166,8 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	union ct_key key;
 	int ret;
 
+	if (!dst_maybe_local(t))
+		return XDP_PASS;
 	pkt->now = ct_now();
 	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
 		   t->proto);
@@ -178,6 +180,8 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 			return ret;
 	}
 
+	if (!(dst_flags(t) & XLB_ADDR_VIP))
+		return XDP_PASS;
 	svc = service_lookup(t);
 	if (!svc)
 		return XDP_PASS;

@@ -198,8 +198,8 @@ static __always_inline __be16 lport_alloc(__u32 laddr_id, __u8 family,
 					  const struct xlb_addr *laddr,
 					  const struct xlb_addr *real,
 					  __be16 rport, __u8 proto,
-					  const struct ct6_entry *rev, __u32 now,
-					  union ct_key *key)
+					  const struct ct6_entry *rev,
+					  __u32 now, union ct_key *key)
 {
 	__u32 ncpus = xlb_cfg.ncpus ? xlb_cfg.ncpus : 1;
 	__u32 min = xlb_cfg.lport_min, max = xlb_cfg.lport_max;

@@ -45,6 +45,10 @@
 #define XLB_MAX_DEVS 64 /* interfaces we can redirect to */
 #endif
 
+#ifndef XLB_FIB_CACHE_ENTRIES
+#define XLB_FIB_CACHE_ENTRIES 65536 /* destinations whose next hop is kept */
+#endif
+
 #ifndef XLB_LPORT_TRIES
 #define XLB_LPORT_TRIES 16 /* local ports probed per new connection */
 #endif
@@ -58,18 +62,18 @@
 #endif
 
 /* Ethertypes and protocol numbers not every libc header has. */
-#define XLB_ETH_P_IP 0x0800
-#define XLB_ETH_P_IPV6 0x86DD
-#define XLB_ETH_P_8021Q 0x8100
+#define XLB_ETH_P_IP	 0x0800
+#define XLB_ETH_P_IPV6	 0x86DD
+#define XLB_ETH_P_8021Q	 0x8100
 #define XLB_ETH_P_8021AD 0x88A8
 
-#define XLB_IP_MF 0x2000     /* IPv4 more-fragments flag */
+#define XLB_IP_MF     0x2000 /* IPv4 more-fragments flag */
 #define XLB_IP_OFFSET 0x1FFF /* IPv4 fragment offset mask */
 
-#define XLB_ICMP_DEST_UNREACH 3
-#define XLB_ICMP_TIME_EXCEEDED 11
+#define XLB_ICMP_DEST_UNREACH	3
+#define XLB_ICMP_TIME_EXCEEDED	11
 #define XLB_ICMPV6_DEST_UNREACH 1
-#define XLB_ICMPV6_PKT_TOOBIG 2
-#define XLB_ICMPV6_TIME_EXCEED 3
+#define XLB_ICMPV6_PKT_TOOBIG	2
+#define XLB_ICMPV6_TIME_EXCEED	3
 
 #endif /* XLB_CONSTS_H */

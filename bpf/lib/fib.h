@@ -20,11 +20,27 @@
 #define AF_INET6 10
 #endif
 
+/* fib_redirect writes the next hop's MACs and redirects; an egress
+ * interface we do not own sends the packet to the kernel instead. */
+static __always_inline int fib_redirect(struct pkt *pkt, __u32 ifindex,
+					const __u8 *smac, const __u8 *dmac)
+{
+	__builtin_memcpy(pkt->eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(pkt->eth->h_source, smac, ETH_ALEN);
+	return bpf_redirect_map(&tx_ports, ifindex, XDP_PASS);
+}
+
 static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt)
 {
 	const struct xlb_tuple *t = &pkt->tuple;
+	struct fib_cache_key key = {.dst = t->dst, .family = t->family};
+	struct fib_cache_entry *hop, fresh;
 	struct bpf_fib_lookup fib = {};
 	long rc;
+
+	hop = bpf_map_lookup_elem(&fib_cache, &key);
+	if (hop && hop->expires >= pkt->now)
+		return fib_redirect(pkt, hop->ifindex, hop->smac, hop->dmac);
 
 	fib.ifindex = ctx->ingress_ifindex;
 	fib.l4_protocol = t->proto;
@@ -54,10 +70,14 @@ static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt)
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
-		__builtin_memcpy(pkt->eth->h_dest, fib.dmac, ETH_ALEN);
-		__builtin_memcpy(pkt->eth->h_source, fib.smac, ETH_ALEN);
-		/* an egress interface we do not own: the kernel sends it */
-		return bpf_redirect_map(&tx_ports, fib.ifindex, XDP_PASS);
+		if (xlb_cfg.fib_cache_ttl) {
+			fresh.ifindex = fib.ifindex;
+			fresh.expires = pkt->now + xlb_cfg.fib_cache_ttl;
+			__builtin_memcpy(fresh.smac, fib.smac, ETH_ALEN);
+			__builtin_memcpy(fresh.dmac, fib.dmac, ETH_ALEN);
+			bpf_map_update_elem(&fib_cache, &key, &fresh, BPF_ANY);
+		}
+		return fib_redirect(pkt, fib.ifindex, fib.smac, fib.dmac);
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
 	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
 		return XDP_PASS;

@@ -18,16 +18,6 @@ static __always_inline __u32 rol32(__u32 word, unsigned int shift)
 }
 
 /* clang-format off */
-#define jhash_mix(a, b, c)                                                     \
-	do {                                                                   \
-		a -= c; a ^= rol32(c, 4); c += b;                              \
-		b -= a; b ^= rol32(a, 6); a += c;                              \
-		c -= b; c ^= rol32(b, 8); b += a;                              \
-		a -= c; a ^= rol32(c, 16); c += b;                             \
-		b -= a; b ^= rol32(a, 19); a += c;                             \
-		c -= b; c ^= rol32(b, 4); b += a;                              \
-	} while (0)
-
 #define jhash_final(a, b, c)                                                   \
 	do {                                                                   \
 		c ^= b; c -= rol32(b, 14);                                     \
@@ -42,8 +32,7 @@ static __always_inline __u32 rol32(__u32 word, unsigned int shift)
 /* clang-format on */
 
 /* jhash_3words hashes three 32-bit words (lookup3's final block). */
-static __always_inline __u32 jhash_3words(__u32 a, __u32 b, __u32 c,
-					  __u32 seed)
+static __always_inline __u32 jhash_3words(__u32 a, __u32 b, __u32 c, __u32 seed)
 {
 	__u32 init = XLB_JHASH_INIT + (3 << 2) + seed;
 

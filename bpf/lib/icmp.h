@@ -202,14 +202,15 @@ static __noinline int icmp_translate(struct xdp_md *ctx, struct pkt *pkt,
 	/* the connection as a packet from the quote's destination sees it */
 	ct_key_set(&key, family, &inner.dst, &inner.src, inner.dport,
 		   inner.sport, inner.proto);
+	pkt->now = ct_now();
 	e = ct_lookup(&key, family);
-	if (!e || ct_expired(e, ct_now()))
+	if (!e || ct_expired(e, pkt->now))
 		return XDP_PASS;
 	ret = icmp_views(e, &inner, &new_inner, &new_outer, family);
 	if (ret >= 0)
 		return ret;
-	count_traffic(e->svc_id, e->real_id, pkt->len,
-		      e->flags & CT_F_REVERSE, false);
+	count_traffic(e->svc_id, e->real_id, pkt->len, e->flags & CT_F_REVERSE,
+		      false);
 
 	ret = icmp_rewrite_inner(pkt, in_l3, in_l4, &inner, &new_inner,
 				 &icmp_d);

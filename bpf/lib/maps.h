@@ -28,15 +28,28 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } svc_vips SEC(".maps");
 
-/* {vip address, family} -> number of services on it. Tells "aimed at a
- * VIP" for packets whose port is unknown (fragments, malformed L4). */
+/* {address, family} -> XLB_ADDR_* flags: the VIPs and local IPs, the
+ * only destinations the data path handles. Checked first, so traffic to
+ * anything else costs one lookup in a small, cache-hot map. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XLB_MAX_VIPS);
+	__uint(max_entries, XLB_MAX_VIPS + XLB_MAX_LADDRS);
 	__type(key, struct service_key); /* port, proto zero */
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vips SEC(".maps");
+} local_addrs SEC(".maps");
+
+/* A one-hash Bloom filter of local_addrs: bit addr_filter_bit(a) is set
+ * for every address there. An array lookup costs no call, so traffic that
+ * is not ours leaves after a few instructions, and ours pays nothing
+ * measurable. The Go owner rebuilds it from local_addrs on every change. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_ADDR_FILTER_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} local_addr_filter SEC(".maps");
 
 /* real id -> real server. */
 struct {
@@ -124,6 +137,16 @@ struct {
 	__type(value, __u32);
 } tx_ports SEC(".maps");
 
+/* destination -> next hop found by bpf_fib_lookup, reused for
+ * xlb_cfg.fib_cache_ttl seconds: the FIB lookup costs more than the rest of
+ * the established path together. Not pinned: it refills in a second. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_FIB_CACHE_ENTRIES);
+	__type(key, struct fib_cache_key);
+	__type(value, struct fib_cache_entry);
+} fib_cache SEC(".maps");
+
 /* Counters, per CPU: per service, per real, per drop reason, per verdict. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -171,6 +194,7 @@ struct xlb_config xlb_cfg = {
 	.lport_min = 1025,
 	.lport_max = 65535,
 	.ncpus = 1,
+	.fib_cache_ttl = 1,
 };
 
 #endif /* XLB_MAPS_H */

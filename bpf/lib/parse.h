@@ -34,8 +34,9 @@ struct pkt {
 	void *l3; /* struct iphdr or struct ipv6hdr */
 	void *l4; /* struct tcphdr, udphdr, icmphdr or icmp6hdr; 8+ bytes */
 	struct xlb_tuple tuple;
-	__u32 len;      /* frame length, for byte counters */
-	__u8 tcp_flags; /* TCP flag byte (FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10) */
+	__u32 len;	/* frame length, for byte counters */
+	__u8 tcp_flags; /* TCP flag byte (FIN 0x01, SYN 0x02, RST 0x04, ACK
+			   0x10) */
 	__u8 pad[3];
 	__u32 now; /* connection-table clock, seconds (conntrack.h) */
 };
@@ -45,15 +46,29 @@ struct pkt {
 #define XLB_TCP_RST 0x04
 #define XLB_TCP_ACK 0x10
 
-/* is_vip tells whether the packet's destination is one of our VIPs. */
-static __always_inline bool is_vip(const struct xlb_tuple *t)
+/* dst_maybe_local tells, from local_addr_filter, whether the destination
+ * can be ours: false means certainly not. */
+static __always_inline bool dst_maybe_local(const struct xlb_tuple *t)
+{
+	const __u32 *w = t->dst.w;
+	__u32 bit = ((w[0] ^ w[1] ^ w[2] ^ w[3]) * XLB_ADDR_FILTER_MULT) >> 16;
+	__u32 word = bit / 64;
+	__u64 *bits = bpf_map_lookup_elem(&local_addr_filter, &word);
+
+	return bits && (*bits & (1ULL << (bit % 64)));
+}
+
+/* dst_flags returns the XLB_ADDR_* flags of the packet's destination, 0
+ * for an address that is not ours. */
+static __always_inline __u32 dst_flags(const struct xlb_tuple *t)
 {
 	struct service_key key = {
 		.vip = t->dst,
 		.family = t->family,
 	};
+	__u32 *flags = bpf_map_lookup_elem(&local_addrs, &key);
 
-	return bpf_map_lookup_elem(&vips, &key) != NULL;
+	return flags ? *flags : 0;
 }
 
 /* drop_if_vip drops and counts a packet we cannot handle when it is aimed
@@ -61,7 +76,7 @@ static __always_inline bool is_vip(const struct xlb_tuple *t)
  * it serves many rare paths, and is verified once for all of them. */
 static __noinline int drop_if_vip(const struct xlb_tuple *t, __u32 reason)
 {
-	if (is_vip(t))
+	if (dst_flags(t) & XLB_ADDR_VIP)
 		return count_drop(reason);
 	return XDP_PASS;
 }
@@ -133,7 +148,8 @@ static __always_inline int parse_l4(struct pkt *pkt)
 	}
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
-		/* type, code, checksum and 4 more bytes: what every error has */
+		/* type, code, checksum and 4 more bytes: what every error has
+		 */
 		if (l4 + 8 > pkt->data_end)
 			return drop_if_vip(t, DROP_L4_TRUNCATED);
 		return XLB_CONTINUE;

@@ -17,8 +17,8 @@
 
 static __always_inline __u32 hash_src(const struct xlb_tuple *t)
 {
-	return jhash_3words(t->src.w[0] ^ t->src.w[3], t->src.w[1],
-			    t->src.w[2], XLB_HASH_SEED);
+	return jhash_3words(t->src.w[0] ^ t->src.w[3], t->src.w[1], t->src.w[2],
+			    XLB_HASH_SEED);
 }
 
 static __always_inline __u32 hash_tuple(const struct xlb_tuple *t)
@@ -30,10 +30,8 @@ static __always_inline __u32 hash_tuple(const struct xlb_tuple *t)
 }
 
 /* service_lookup finds the service of a packet aimed at {vip, port,
- * proto}, or at the VIP's every-port service. Traffic to other addresses
- * costs one lookup. */
-static __always_inline struct service *
-service_lookup(const struct xlb_tuple *t)
+ * proto}, or at the VIP's every-port service. */
+static __always_inline struct service *service_lookup(const struct xlb_tuple *t)
 {
 	struct service_key key = {
 		.vip = t->dst,
@@ -43,8 +41,6 @@ service_lookup(const struct xlb_tuple *t)
 	};
 	struct service *svc;
 
-	if (!is_vip(t))
-		return NULL;
 	svc = bpf_map_lookup_elem(&services, &key);
 	if (svc)
 		return svc;

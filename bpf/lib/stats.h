@@ -46,7 +46,8 @@ static __always_inline void counters_add(struct xlb_counters *c, __u32 bytes,
 
 /* count_traffic adds one packet to a service's and a real's counters. */
 static __always_inline void count_traffic(__u32 svc_id, __u32 real_id,
-					  __u32 bytes, bool reply, bool new_conn)
+					  __u32 bytes, bool reply,
+					  bool new_conn)
 {
 	counters_add(bpf_map_lookup_elem(&svc_stats, &svc_id), bytes, reply,
 		     new_conn);

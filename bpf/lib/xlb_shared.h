@@ -37,14 +37,24 @@ enum xlb_sched {
 	XLB_SCHED_SH = 3,  /* Maglev table indexed by the source address hash */
 };
 
+/* local_addrs flags */
+#define XLB_ADDR_VIP   0x1 /* a service's VIP */
+#define XLB_ADDR_LADDR 0x2 /* a FullNAT local IP */
+
+/* local_addr_filter: 2^16 bits in 64-bit words, indexed by the top 16 bits
+ * of (w0 ^ w1 ^ w2 ^ w3) * XLB_ADDR_FILTER_MULT over the address's words
+ * as they lie in memory. Go computes the same function. */
+#define XLB_ADDR_FILTER_WORDS 1024
+#define XLB_ADDR_FILTER_MULT  0x9E3779B1u
+
 #define XLB_MAX_SVC_LADDRS 8 /* local IPs one service can spread over */
 
 /* services map value. */
 struct service {
-	__u32 id;          /* index of the per-service arrays (stats, tables) */
-	__u8 sched;        /* enum xlb_sched */
-	__u8 flags;        /* reserved, zero */
-	__u8 laddr_count;  /* valid entries of laddr_ids */
+	__u32 id;	  /* index of the per-service arrays (stats, tables) */
+	__u8 sched;	  /* enum xlb_sched */
+	__u8 flags;	  /* reserved, zero */
+	__u8 laddr_count; /* valid entries of laddr_ids */
 	__u8 pad;
 	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */
 };
@@ -69,9 +79,9 @@ struct laddr {
 enum ct_state {
 	CT_SYN_SENT = 0,    /* TCP: SYN seen, handshake not complete */
 	CT_ESTABLISHED = 1, /* TCP: handshake complete */
-	CT_FIN = 2,         /* TCP: FIN seen */
-	CT_CLOSE = 3,       /* TCP: RST seen */
-	CT_UDP = 4,         /* UDP flow */
+	CT_FIN = 2,	    /* TCP: FIN seen */
+	CT_CLOSE = 3,	    /* TCP: RST seen */
+	CT_UDP = 4,	    /* UDP flow */
 	CT_STATE_MAX,
 };
 
@@ -106,8 +116,8 @@ struct ct6_key {
  * svc_vips[svc_id] (reverse). */
 struct ct_entry {
 	__u32 last_seen; /* seconds of the monotonic clock */
-	__u8 state;      /* enum ct_state */
-	__u8 flags;      /* CT_F_* */
+	__u8 state;	 /* enum ct_state */
+	__u8 flags;	 /* CT_F_* */
 	__u16 svc_id;
 	__u16 real_id;
 	__be16 port;  /* forward: local port; reverse: client port */
@@ -132,32 +142,46 @@ struct xlb_counters {
 
 /* Why a packet was dropped; index of drop_stats. */
 enum xlb_drop_reason {
-	DROP_ETH_TRUNCATED = 0,  /* frame shorter than its L2 headers */
-	DROP_IP_TRUNCATED = 1,   /* IP header beyond the frame */
-	DROP_IP_VERSION = 2,     /* version field disagrees with ethertype */
-	DROP_IP_IHL = 3,         /* IPv4 IHL < 5 */
-	DROP_IP_LENGTH = 4,      /* IP total/payload length beyond the frame */
-	DROP_FRAGMENT = 5,       /* IP fragment aimed at a VIP */
-	DROP_IPV6_EXTHDR = 6,    /* unsupported IPv6 extension header to a VIP */
-	DROP_L4_TRUNCATED = 7,   /* TCP/UDP/ICMP header beyond the frame */
-	DROP_TCP_DOFF = 8,       /* TCP data offset < 5 or beyond the frame */
-	DROP_TTL_EXPIRED = 9,    /* TTL or hop limit would reach zero */
-	DROP_NO_REAL = 10,       /* service has no schedulable real */
-	DROP_NO_LADDR = 11,      /* FullNAT service without a usable local IP */
-	DROP_NO_LPORT = 12,      /* every local port of the range is in use */
-	DROP_CT_FULL = 13,       /* connection table update failed */
-	DROP_FIB = 14,           /* no route to the destination */
+	DROP_ETH_TRUNCATED = 0, /* frame shorter than its L2 headers */
+	DROP_IP_TRUNCATED = 1,	/* IP header beyond the frame */
+	DROP_IP_VERSION = 2,	/* version field disagrees with ethertype */
+	DROP_IP_IHL = 3,	/* IPv4 IHL < 5 */
+	DROP_IP_LENGTH = 4,	/* IP total/payload length beyond the frame */
+	DROP_FRAGMENT = 5,	/* IP fragment aimed at a VIP */
+	DROP_IPV6_EXTHDR = 6,	/* unsupported IPv6 extension header to a VIP */
+	DROP_L4_TRUNCATED = 7,	/* TCP/UDP/ICMP header beyond the frame */
+	DROP_TCP_DOFF = 8,	/* TCP data offset < 5 or beyond the frame */
+	DROP_TTL_EXPIRED = 9,	/* TTL or hop limit would reach zero */
+	DROP_NO_REAL = 10,	/* service has no schedulable real */
+	DROP_NO_LADDR = 11,	/* FullNAT service without a usable local IP */
+	DROP_NO_LPORT = 12,	/* every local port of the range is in use */
+	DROP_CT_FULL = 13,	/* connection table update failed */
+	DROP_FIB = 14,		/* no route to the destination */
 	DROP_UDP_CSUM_ZERO = 15, /* UDP over IPv6 without checksum */
-	DROP_ICMP_INNER = 16,    /* ICMP error quoting a malformed packet */
+	DROP_ICMP_INNER = 16,	 /* ICMP error quoting a malformed packet */
 	DROP_REASON_MAX,
 };
 
 /* Runtime settings, a global variable the Go owner writes. */
 struct xlb_config {
 	__u32 timeouts[CT_STATE_MAX]; /* seconds, indexed by enum ct_state */
-	__u16 lport_min;              /* local port range, inclusive */
+	__u16 lport_min;	      /* local port range, inclusive */
 	__u16 lport_max;
-	__u32 ncpus; /* CPUs the local port range is split over */
+	__u32 ncpus;	     /* CPUs the local port range is split over */
+	__u32 fib_cache_ttl; /* seconds a next hop is reused; 0 = no cache */
+};
+
+/* fib_cache key and value: the next hop towards one destination. */
+struct fib_cache_key {
+	struct xlb_addr dst;
+	__u32 family;
+};
+
+struct fib_cache_entry {
+	__u32 ifindex;
+	__u32 expires; /* connection-table clock, seconds */
+	__u8 smac[6];
+	__u8 dmac[6];
 };
 
 #endif /* XLB_SHARED_H */

@@ -10,9 +10,9 @@ import (
 
 // family picks the test addresses of one address family.
 type family struct {
-	name                string
+	name               string
 	vip, client, laddr netip.Addr
-	v6                  bool
+	v6                 bool
 }
 
 var families = []family{

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+
+	"github.com/cilium/ebpf"
 )
 
 // MaxServiceLocalIPs is how many local IPs one service can use
@@ -91,6 +93,9 @@ func (d *Datapath) AddService(s Service) error {
 	}
 	d.reg.services[s.Key] = st
 	d.reg.vips[s.Key.VIP]++
+	if err := d.syncLocalAddrs(append([]netip.Addr{s.Key.VIP}, s.LocalIPs...)...); err != nil {
+		return fmt.Errorf("add service %s: %w", s.Key, err)
+	}
 	return nil
 }
 
@@ -114,6 +119,9 @@ func (d *Datapath) UpdateService(s Service) error {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
 	}
 	d.releaseLocalIPs(oldLaddrs)
+	if err := d.syncLocalAddrs(append(slices.Clone(old.LocalIPs), s.LocalIPs...)...); err != nil {
+		return fmt.Errorf("update service %s: %w", s.Key, err)
+	}
 	return nil
 }
 
@@ -141,11 +149,74 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 		undo()
 		return fmt.Errorf("write services entry: %w", err)
 	}
-	vipKey := xlbServiceKey{Vip: key.Vip, Family: key.Family}
-	if err := d.objs.Vips.Put(vipKey, uint32(1)); err != nil {
-		return fmt.Errorf("write vips entry: %w", err)
-	}
 	st.laddrIDs = laddrIDs
+	return nil
+}
+
+// Flags of local_addrs entries (XLB_ADDR_* in the data path).
+const (
+	addrVIP   = 0x1
+	addrLaddr = 0x2
+)
+
+// syncLocalAddrs writes the local_addrs entry of each address as the
+// registry now has it: VIP and/or local IP, or no entry at all.
+func (d *Datapath) syncLocalAddrs(addrs ...netip.Addr) error {
+	for _, a := range addrs {
+		var flags uint32
+		if d.reg.vips[a] > 0 {
+			flags |= addrVIP
+		}
+		if _, ok := d.reg.localIPs[a]; ok {
+			flags |= addrLaddr
+		}
+		key := xlbServiceKey{Vip: toAddr(a), Family: familyOf(a)}
+		var err error
+		if flags == 0 {
+			if err = d.objs.LocalAddrs.Delete(key); errors.Is(err, ebpf.ErrKeyNotExist) {
+				err = nil
+			}
+		} else {
+			err = d.objs.LocalAddrs.Put(key, flags)
+		}
+		if err != nil {
+			return fmt.Errorf("write local_addrs entry of %s: %w", a, err)
+		}
+	}
+	return d.writeAddrFilter()
+}
+
+// Size and hash of local_addr_filter (XLB_ADDR_FILTER_* in the data path).
+const (
+	addrFilterWords = 1024
+	addrFilterMult  = 0x9E3779B1
+)
+
+func addrFilterBit(a xlbXlbAddr) uint32 {
+	return ((a.W[0] ^ a.W[1] ^ a.W[2] ^ a.W[3]) * addrFilterMult) >> 16
+}
+
+// writeAddrFilter rebuilds local_addr_filter from the local_addrs map
+// itself, so it holds exactly what the data path will find there.
+func (d *Datapath) writeAddrFilter() error {
+	var words [addrFilterWords]uint64
+	var key xlbServiceKey
+	var flags uint32
+	iter := d.objs.LocalAddrs.Iterate()
+	for iter.Next(&key, &flags) {
+		bit := addrFilterBit(key.Vip)
+		words[bit/64] |= 1 << (bit % 64)
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("read local_addrs: %w", err)
+	}
+	keys := make([]uint32, addrFilterWords)
+	for i := range keys {
+		keys[i] = uint32(i)
+	}
+	if _, err := d.objs.LocalAddrFilter.BatchUpdate(keys, words[:], nil); err != nil {
+		return fmt.Errorf("write local_addr_filter: %w", err)
+	}
 	return nil
 }
 
@@ -163,11 +234,8 @@ func (d *Datapath) RemoveService(k ServiceKey) error {
 		return fmt.Errorf("remove service %s: %w", k, err)
 	}
 	delete(d.reg.services, k)
-	d.reg.vips[k.VIP]--
-	vipKey := xlbServiceKey{Vip: key.Vip, Family: key.Family}
-	if d.reg.vips[k.VIP] == 0 {
+	if d.reg.vips[k.VIP]--; d.reg.vips[k.VIP] == 0 {
 		delete(d.reg.vips, k.VIP)
-		_ = d.objs.Vips.Delete(vipKey)
 	}
 	_ = d.objs.SchedTables.Delete(st.id)
 	d.releaseLocalIPs(st.laddrIDs)
@@ -175,6 +243,9 @@ func (d *Datapath) RemoveService(k ServiceKey) error {
 		d.reg.realIDs.put(r.id)
 	}
 	d.reg.svcIDs.put(st.id)
+	if err := d.syncLocalAddrs(append([]netip.Addr{k.VIP}, st.svc.LocalIPs...)...); err != nil {
+		return fmt.Errorf("remove service %s: %w", k, err)
+	}
 	return nil
 }
 

@@ -19,6 +19,10 @@ type Settings struct {
 	// inclusive; the range is split evenly over the CPUs.
 	LocalPortMin uint16
 	LocalPortMax uint16
+	// FIBCacheTTL is how long a next hop found by the kernel's FIB is
+	// reused for a destination (whole seconds; 0 looks up every packet).
+	// Route and neighbour changes take effect within it.
+	FIBCacheTTL time.Duration
 }
 
 // DefaultSettings returns IPVS's timeouts (TCP 900 s, FIN 120 s, UDP 300 s)
@@ -32,6 +36,7 @@ func DefaultSettings() Settings {
 		UDPTimeout:    300 * time.Second,
 		LocalPortMin:  1025,
 		LocalPortMax:  65535,
+		FIBCacheTTL:   time.Second,
 	}
 }
 
@@ -70,6 +75,10 @@ func (d *Datapath) writeSettings(s Settings) error {
 	cfg.LportMin = s.LocalPortMin
 	cfg.LportMax = s.LocalPortMax
 	cfg.Ncpus = uint32(d.cpus)
+	if s.FIBCacheTTL < 0 || s.FIBCacheTTL > time.Hour || s.FIBCacheTTL%time.Second != 0 {
+		return fmt.Errorf("fib cache ttl %v: want whole seconds from 0 to 1h", s.FIBCacheTTL)
+	}
+	cfg.FibCacheTtl = uint32(s.FIBCacheTTL / time.Second)
 	if err := d.objs.XlbCfg.Set(cfg); err != nil {
 		return fmt.Errorf("write xlb_cfg: %w", err)
 	}

@@ -50,6 +50,20 @@ type xlbCtEntry struct {
 	Addr4    uint32
 }
 
+type xlbFibCacheEntry struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Expires uint32
+	Smac    [6]uint8
+	Dmac    [6]uint8
+}
+
+type xlbFibCacheKey struct {
+	_      structs.HostLayout
+	Dst    xlbXlbAddr
+	Family uint32
+}
+
 type xlbLaddr struct {
 	_      structs.HostLayout
 	Addr   xlbXlbAddr
@@ -95,11 +109,12 @@ type xlbXlbAddr struct {
 }
 
 type xlbXlbConfig struct {
-	_        structs.HostLayout
-	Timeouts [5]uint32
-	LportMin uint16
-	LportMax uint16
-	Ncpus    uint32
+	_           structs.HostLayout
+	Timeouts    [5]uint32
+	LportMin    uint16
+	LportMax    uint16
+	Ncpus       uint32
+	FibCacheTtl uint32
 }
 
 type xlbXlbCounters struct {
@@ -115,23 +130,25 @@ type xlbXlbCounters struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xlbMapCt4          = "ct4"
-	xlbMapCt6          = "ct6"
-	xlbMapDropStats    = "drop_stats"
-	xlbMapLaddrs       = "laddrs"
-	xlbMapLportCursors = "lport_cursors"
-	xlbMapRealStats    = "real_stats"
-	xlbMapReals        = "reals"
-	xlbMapSchedCursors = "sched_cursors"
-	xlbMapSchedTables  = "sched_tables"
-	xlbMapServices     = "services"
-	xlbMapSvcStats     = "svc_stats"
-	xlbMapSvcVips      = "svc_vips"
-	xlbMapTxPorts      = "tx_ports"
-	xlbMapVerdictStats = "verdict_stats"
-	xlbMapVips         = "vips"
-	xlbProgXlbXdp      = "xlb_xdp"
-	xlbVarXlbCfg       = "xlb_cfg"
+	xlbMapCt4             = "ct4"
+	xlbMapCt6             = "ct6"
+	xlbMapDropStats       = "drop_stats"
+	xlbMapFibCache        = "fib_cache"
+	xlbMapLaddrs          = "laddrs"
+	xlbMapLocalAddrFilter = "local_addr_filter"
+	xlbMapLocalAddrs      = "local_addrs"
+	xlbMapLportCursors    = "lport_cursors"
+	xlbMapRealStats       = "real_stats"
+	xlbMapReals           = "reals"
+	xlbMapSchedCursors    = "sched_cursors"
+	xlbMapSchedTables     = "sched_tables"
+	xlbMapServices        = "services"
+	xlbMapSvcStats        = "svc_stats"
+	xlbMapSvcVips         = "svc_vips"
+	xlbMapTxPorts         = "tx_ports"
+	xlbMapVerdictStats    = "verdict_stats"
+	xlbProgXlbXdp         = "xlb_xdp"
+	xlbVarXlbCfg          = "xlb_cfg"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -183,21 +200,23 @@ type xlbProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbMapSpecs struct {
-	Ct4          *ebpf.MapSpec `ebpf:"ct4"`
-	Ct6          *ebpf.MapSpec `ebpf:"ct6"`
-	DropStats    *ebpf.MapSpec `ebpf:"drop_stats"`
-	Laddrs       *ebpf.MapSpec `ebpf:"laddrs"`
-	LportCursors *ebpf.MapSpec `ebpf:"lport_cursors"`
-	RealStats    *ebpf.MapSpec `ebpf:"real_stats"`
-	Reals        *ebpf.MapSpec `ebpf:"reals"`
-	SchedCursors *ebpf.MapSpec `ebpf:"sched_cursors"`
-	SchedTables  *ebpf.MapSpec `ebpf:"sched_tables"`
-	Services     *ebpf.MapSpec `ebpf:"services"`
-	SvcStats     *ebpf.MapSpec `ebpf:"svc_stats"`
-	SvcVips      *ebpf.MapSpec `ebpf:"svc_vips"`
-	TxPorts      *ebpf.MapSpec `ebpf:"tx_ports"`
-	VerdictStats *ebpf.MapSpec `ebpf:"verdict_stats"`
-	Vips         *ebpf.MapSpec `ebpf:"vips"`
+	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
+	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
+	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
+	FibCache        *ebpf.MapSpec `ebpf:"fib_cache"`
+	Laddrs          *ebpf.MapSpec `ebpf:"laddrs"`
+	LocalAddrFilter *ebpf.MapSpec `ebpf:"local_addr_filter"`
+	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
+	LportCursors    *ebpf.MapSpec `ebpf:"lport_cursors"`
+	RealStats       *ebpf.MapSpec `ebpf:"real_stats"`
+	Reals           *ebpf.MapSpec `ebpf:"reals"`
+	SchedCursors    *ebpf.MapSpec `ebpf:"sched_cursors"`
+	SchedTables     *ebpf.MapSpec `ebpf:"sched_tables"`
+	Services        *ebpf.MapSpec `ebpf:"services"`
+	SvcStats        *ebpf.MapSpec `ebpf:"svc_stats"`
+	SvcVips         *ebpf.MapSpec `ebpf:"svc_vips"`
+	TxPorts         *ebpf.MapSpec `ebpf:"tx_ports"`
+	VerdictStats    *ebpf.MapSpec `ebpf:"verdict_stats"`
 }
 
 // xlbVariableSpecs contains global variables before they are loaded into the kernel.
@@ -227,21 +246,23 @@ func (o *xlbObjects) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbMaps struct {
-	Ct4          *ebpf.Map `ebpf:"ct4"`
-	Ct6          *ebpf.Map `ebpf:"ct6"`
-	DropStats    *ebpf.Map `ebpf:"drop_stats"`
-	Laddrs       *ebpf.Map `ebpf:"laddrs"`
-	LportCursors *ebpf.Map `ebpf:"lport_cursors"`
-	RealStats    *ebpf.Map `ebpf:"real_stats"`
-	Reals        *ebpf.Map `ebpf:"reals"`
-	SchedCursors *ebpf.Map `ebpf:"sched_cursors"`
-	SchedTables  *ebpf.Map `ebpf:"sched_tables"`
-	Services     *ebpf.Map `ebpf:"services"`
-	SvcStats     *ebpf.Map `ebpf:"svc_stats"`
-	SvcVips      *ebpf.Map `ebpf:"svc_vips"`
-	TxPorts      *ebpf.Map `ebpf:"tx_ports"`
-	VerdictStats *ebpf.Map `ebpf:"verdict_stats"`
-	Vips         *ebpf.Map `ebpf:"vips"`
+	Ct4             *ebpf.Map `ebpf:"ct4"`
+	Ct6             *ebpf.Map `ebpf:"ct6"`
+	DropStats       *ebpf.Map `ebpf:"drop_stats"`
+	FibCache        *ebpf.Map `ebpf:"fib_cache"`
+	Laddrs          *ebpf.Map `ebpf:"laddrs"`
+	LocalAddrFilter *ebpf.Map `ebpf:"local_addr_filter"`
+	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
+	LportCursors    *ebpf.Map `ebpf:"lport_cursors"`
+	RealStats       *ebpf.Map `ebpf:"real_stats"`
+	Reals           *ebpf.Map `ebpf:"reals"`
+	SchedCursors    *ebpf.Map `ebpf:"sched_cursors"`
+	SchedTables     *ebpf.Map `ebpf:"sched_tables"`
+	Services        *ebpf.Map `ebpf:"services"`
+	SvcStats        *ebpf.Map `ebpf:"svc_stats"`
+	SvcVips         *ebpf.Map `ebpf:"svc_vips"`
+	TxPorts         *ebpf.Map `ebpf:"tx_ports"`
+	VerdictStats    *ebpf.Map `ebpf:"verdict_stats"`
 }
 
 func (m *xlbMaps) Close() error {
@@ -249,7 +270,10 @@ func (m *xlbMaps) Close() error {
 		m.Ct4,
 		m.Ct6,
 		m.DropStats,
+		m.FibCache,
 		m.Laddrs,
+		m.LocalAddrFilter,
+		m.LocalAddrs,
 		m.LportCursors,
 		m.RealStats,
 		m.Reals,
@@ -260,7 +284,6 @@ func (m *xlbMaps) Close() error {
 		m.SvcVips,
 		m.TxPorts,
 		m.VerdictStats,
-		m.Vips,
 	)
 }
 
