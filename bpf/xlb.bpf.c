@@ -67,7 +67,7 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 	int ret = nat_rewrite(pkt, &to);
 	if (ret >= 0)
 		return ret;
-	return fib_forward(ctx, pkt);
+	return fib_forward(ctx, pkt, real_id + 1);
 }
 
 /* reply_to_client rewrites a real's reply to VIP:vport -> client. */
@@ -94,7 +94,7 @@ static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
 	ret = nat_rewrite(pkt, &to);
 	if (ret >= 0)
 		return ret;
-	return fib_forward(ctx, pkt);
+	return fib_forward(ctx, pkt, 0);
 }
 
 /* new_connection schedules a real, takes a local IP and port and stores
@@ -147,7 +147,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		     real_id, now);
 	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
 		   t->proto);
-	if (ct_store(&key, family, fwd))
+	if (ct_store(&key, family, fwd, BPF_ANY))
 		return count_drop(DROP_CT_FULL);
 	return XLB_CONTINUE;
 }

@@ -66,12 +66,13 @@ static __always_inline struct ct_entry *ct_lookup(const union ct_key *k,
 	return bpf_map_lookup_elem(&ct6, &k->v6);
 }
 
+/* ct_store writes an entry; flags BPF_ANY or BPF_NOEXIST. */
 static __always_inline long ct_store(const union ct_key *k, __u8 family,
-				     const struct ct6_entry *e)
+				     const struct ct6_entry *e, __u64 flags)
 {
 	if (family == XLB_AF_INET)
-		return bpf_map_update_elem(&ct4, &k->v4, &e->ct, BPF_ANY);
-	return bpf_map_update_elem(&ct6, &k->v6, e, BPF_ANY);
+		return bpf_map_update_elem(&ct4, &k->v4, &e->ct, flags);
+	return bpf_map_update_elem(&ct6, &k->v6, e, flags);
 }
 
 /* ct_addr reads the address an entry stores (local IP or client). */
@@ -222,10 +223,13 @@ static __always_inline __be16 lport_alloc(__u32 laddr_id, __u8 family,
 
 		*cursor = (*cursor + 1) % span;
 		ct_key_set(key, family, real, laddr, rport, port, proto);
+		/* a free port costs one update; a held one a lookup more */
+		if (!ct_store(key, family, rev, BPF_NOEXIST))
+			return port;
 		held = ct_lookup(key, family);
 		if (held && !ct_expired(held, now))
 			continue;
-		if (ct_store(key, family, rev))
+		if (ct_store(key, family, rev, BPF_ANY))
 			return 0;
 		return port;
 	}

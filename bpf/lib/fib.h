@@ -30,15 +30,23 @@ static __always_inline int fib_redirect(struct pkt *pkt, __u32 ifindex,
 	return bpf_redirect_map(&tx_ports, ifindex, XDP_PASS);
 }
 
-static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt)
+/* fib_forward sends pkt to its destination. real_slot is the id + 1 of
+ * the real it goes to, whose next hop is cached in real_nexthops, or 0 for
+ * any other destination (cached in fib_cache). */
+static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt,
+				       __u32 real_slot)
 {
 	const struct xlb_tuple *t = &pkt->tuple;
 	struct fib_cache_key key = {.dst = t->dst, .family = t->family};
 	struct fib_cache_entry *hop, fresh;
 	struct bpf_fib_lookup fib = {};
+	__u32 real_id = real_slot - 1;
 	long rc;
 
-	hop = bpf_map_lookup_elem(&fib_cache, &key);
+	if (real_slot)
+		hop = bpf_map_lookup_elem(&real_nexthops, &real_id);
+	else
+		hop = bpf_map_lookup_elem(&fib_cache, &key);
 	if (hop && hop->expires >= pkt->now)
 		return fib_redirect(pkt, hop->ifindex, hop->smac, hop->dmac);
 
@@ -75,7 +83,12 @@ static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt)
 			fresh.expires = pkt->now + xlb_cfg.fib_cache_ttl;
 			__builtin_memcpy(fresh.smac, fib.smac, ETH_ALEN);
 			__builtin_memcpy(fresh.dmac, fib.dmac, ETH_ALEN);
-			bpf_map_update_elem(&fib_cache, &key, &fresh, BPF_ANY);
+			if (real_slot)
+				bpf_map_update_elem(&real_nexthops, &real_id,
+						    &fresh, BPF_ANY);
+			else
+				bpf_map_update_elem(&fib_cache, &key, &fresh,
+						    BPF_ANY);
 		}
 		return fib_redirect(pkt, fib.ifindex, fib.smac, fib.dmac);
 	case BPF_FIB_LKUP_RET_NO_NEIGH:

@@ -231,7 +231,7 @@ static __noinline int icmp_translate(struct xdp_md *ctx, struct pkt *pkt,
 	icmp_check = (__u16 *)(icmp + 2);
 	*icmp_check = csum_apply(*icmp_check, &icmp_d);
 	pkt->tuple = new_outer;
-	return fib_forward(ctx, pkt);
+	return fib_forward(ctx, pkt, 0);
 }
 
 #endif /* XLB_ICMP_H */

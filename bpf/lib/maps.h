@@ -147,6 +147,16 @@ struct {
 	__type(value, struct fib_cache_entry);
 } fib_cache SEC(".maps");
 
+/* real id -> next hop towards that real, the same cache without a hash
+ * (the reals are few and numbered). The Go owner clears a slot when it
+ * gives the id to another real. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XLB_MAX_REALS);
+	__type(key, __u32);
+	__type(value, struct fib_cache_entry);
+} real_nexthops SEC(".maps");
+
 /* Counters, per CPU: per service, per real, per drop reason, per verdict. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

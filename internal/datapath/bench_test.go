@@ -149,7 +149,8 @@ type costRow struct {
 
 // BenchmarkDatapathCost prints the per-packet cost table of
 // docs/BENCHMARKS.md. Run it with `make bench`; XLB_BENCH_MAX_CONNS stops
-// at a smaller table (10M needs about 2.1 GiB of memory).
+// at a smaller table (10M needs about 2.1 GiB of memory); XLB_BENCH_ROWS
+// (e.g. "fwd,rev") measures only some rows, for profiling.
 func BenchmarkDatapathCost(b *testing.B) {
 	maxConns := 10_000_000
 	if v := os.Getenv("XLB_BENCH_MAX_CONNS"); v != "" {
@@ -221,6 +222,9 @@ func BenchmarkDatapathCost(b *testing.B) {
 			{"rev", &row.rev, XDPRedirect},
 			{"new", &row.newc, XDPRedirect},
 		} {
+			if rows := os.Getenv("XLB_BENCH_ROWS"); rows != "" && !strings.Contains(rows, m.kind) {
+				continue // profiling one row
+			}
 			var v Verdict
 			if *m.dst, v = measure(e.dp.Program(), benchRun(e, n, m.kind)); v != m.want {
 				b.Fatalf("%d conns, %s: verdict %s, want %s", n, m.kind, v, m.want)

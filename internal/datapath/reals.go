@@ -99,8 +99,8 @@ func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
 	return nil
 }
 
-// writeReal writes a new real's entry and zeroes its counters (the id may
-// have served another real before).
+// writeReal writes a new real's entry and zeroes its counters and cached
+// next hop (the id may have served another real before).
 func (d *Datapath) writeReal(id uint32, r Real) error {
 	if err := d.objs.Reals.Put(id, xlbReal{Addr: toAddr(r.Addr), Port: htons(r.Port), Family: familyOf(r.Addr)}); err != nil {
 		return fmt.Errorf("write reals[%d]: %w", id, err)
@@ -108,6 +108,10 @@ func (d *Datapath) writeReal(id uint32, r Real) error {
 	zero := make([]xlbXlbCounters, d.cpus)
 	if err := d.objs.RealStats.Put(id, zero); err != nil {
 		return fmt.Errorf("reset real_stats[%d]: %w", id, err)
+	}
+	// the next hop cached for the id's previous real is not this one's
+	if err := d.objs.RealNexthops.Put(id, xlbFibCacheEntry{}); err != nil {
+		return fmt.Errorf("reset real_nexthops[%d]: %w", id, err)
 	}
 	return nil
 }

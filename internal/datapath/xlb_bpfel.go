@@ -138,6 +138,7 @@ const (
 	xlbMapLocalAddrFilter = "local_addr_filter"
 	xlbMapLocalAddrs      = "local_addrs"
 	xlbMapLportCursors    = "lport_cursors"
+	xlbMapRealNexthops    = "real_nexthops"
 	xlbMapRealStats       = "real_stats"
 	xlbMapReals           = "reals"
 	xlbMapSchedCursors    = "sched_cursors"
@@ -208,6 +209,7 @@ type xlbMapSpecs struct {
 	LocalAddrFilter *ebpf.MapSpec `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
 	LportCursors    *ebpf.MapSpec `ebpf:"lport_cursors"`
+	RealNexthops    *ebpf.MapSpec `ebpf:"real_nexthops"`
 	RealStats       *ebpf.MapSpec `ebpf:"real_stats"`
 	Reals           *ebpf.MapSpec `ebpf:"reals"`
 	SchedCursors    *ebpf.MapSpec `ebpf:"sched_cursors"`
@@ -254,6 +256,7 @@ type xlbMaps struct {
 	LocalAddrFilter *ebpf.Map `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
 	LportCursors    *ebpf.Map `ebpf:"lport_cursors"`
+	RealNexthops    *ebpf.Map `ebpf:"real_nexthops"`
 	RealStats       *ebpf.Map `ebpf:"real_stats"`
 	Reals           *ebpf.Map `ebpf:"reals"`
 	SchedCursors    *ebpf.Map `ebpf:"sched_cursors"`
@@ -275,6 +278,7 @@ func (m *xlbMaps) Close() error {
 		m.LocalAddrFilter,
 		m.LocalAddrs,
 		m.LportCursors,
+		m.RealNexthops,
 		m.RealStats,
 		m.Reals,
 		m.SchedCursors,
