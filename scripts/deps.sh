@@ -4,7 +4,6 @@
 set -eu
 
 PACKAGES="clang llvm libbpf-dev bpftool iproute2 clang-format make git ca-certificates"
-GO_MIN=1.24
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (installs Debian packages)" >&2
@@ -21,17 +20,34 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
-# Go: the machine's own if recent enough, else Debian's golang package.
-if ! command -v go >/dev/null 2>&1; then
-	[ -x /usr/local/go/bin/go ] && export PATH="$PATH:/usr/local/go/bin"
-fi
-if ! command -v go >/dev/null 2>&1; then
-	echo "deps.sh: installing golang from Debian"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang >/dev/null
-fi
-have=$(go env GOVERSION | sed 's/^go//')
-if [ "$(printf '%s\n%s\n' "$GO_MIN" "$have" | sort -V | head -n1)" != "$GO_MIN" ]; then
-	echo "deps.sh: Go $have is older than $GO_MIN; go.mod's toolchain line fetches a newer one" >&2
+# Go >= 1.26 (golang.org/x/sys needs it). Debian 12 ships 1.19: when no recent
+# Go is found, Debian's is used only to fetch the Go toolchain module from
+# the Go module proxy (what GOTOOLCHAIN does), installed in /usr/local/go-xlb.
+GO_MIN=1.26
+GO_FETCH=1.26.8
+export PATH="$PATH:/usr/local/go/bin:/usr/local/go-xlb/bin"
+go_ok() {
+	command -v go >/dev/null 2>&1 || return 1
+	have=$(go env GOVERSION | sed 's/^go//')
+	[ "$(printf '%s\n%s\n' "$GO_MIN" "$have" | sort -V | head -n1)" = "$GO_MIN" ]
+}
+if ! go_ok; then
+	echo "deps.sh: fetching Go $GO_FETCH"
+	if ! command -v go >/dev/null 2>&1; then
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+	fi
+	arch=$(dpkg --print-architecture)
+	tmp=$(mktemp -d)
+	dir=$(cd "$tmp" && GOPATH="$tmp/gopath" GOFLAGS=-mod=mod go mod download -json \
+		"golang.org/toolchain@v0.0.1-go$GO_FETCH.linux-$arch" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	rm -rf /usr/local/go-xlb
+	cp -r "$dir" /usr/local/go-xlb
+	chmod -R u+w "$tmp" && rm -rf "$tmp"
+	chmod +x /usr/local/go-xlb/bin/* /usr/local/go-xlb/pkg/tool/*/*
+	ln -sf /usr/local/go-xlb/bin/go /usr/local/bin/go
+	hash -r
+	go_ok || { echo "deps.sh: could not install Go >= $GO_MIN" >&2; exit 1; }
 fi
 
 # bpffs: the daemon pins maps there; tests that pin use their own dirs.

@@ -169,3 +169,13 @@ func (d *Datapath) AddRedirectTarget(ifindex int) error {
 	}
 	return nil
 }
+
+// ConnEntries is the size of the IPv4 connection table (two entries per
+// connection).
+func (d *Datapath) ConnEntries() uint32 { return d.objs.Ct4.MaxEntries() }
+
+// Conn6Entries is the size of the IPv6 connection table.
+func (d *Datapath) Conn6Entries() uint32 { return d.objs.Ct6.MaxEntries() }
+
+// CPUs is the number of CPUs the local port range is split over.
+func (d *Datapath) CPUs() int { return d.cpus }

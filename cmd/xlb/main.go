@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Command xlb is the single binary of the xlb load balancer. So far it
+// has the commands that need no daemon: version and datapath check.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// usageError marks errors in the command line itself (exit code 2).
+type usageError struct{ error }
+
+func main() {
+	root := newRootCmd()
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "xlb:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// globalFlags are the flags every command has.
+type globalFlags struct {
+	json bool
+}
+
+func newRootCmd() *cobra.Command {
+	var g globalFlags
+	root := &cobra.Command{
+		Use:           "xlb",
+		Short:         "xlb: an XDP/eBPF L4 load balancer (FullNAT)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON instead of text")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g))
+	return root
+}

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func run(args ...string) (string, error) {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		have      []string
+		wantOut   string
+		wantUsage bool // the error is a usage error (exit code 2)
+	}{
+		{name: "version", have: []string{"version"}, wantOut: "xlb "},
+		{name: "version json", have: []string{"--json", "version"}, wantOut: `"go_version"`},
+		{name: "unknown flag", have: []string{"--bogus"}, wantUsage: true},
+		{name: "extra argument", have: []string{"version", "now"}, wantUsage: true},
+		{name: "check extra argument", have: []string{"datapath", "check", "x"}, wantUsage: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(tc.have...)
+			var ue usageError
+			if got := errors.As(err, &ue); got != tc.wantUsage {
+				t.Fatalf("usage error = %v (%v), want %v", got, err, tc.wantUsage)
+			}
+			if !strings.Contains(out, tc.wantOut) {
+				t.Errorf("output %q does not contain %q", out, tc.wantOut)
+			}
+		})
+	}
+}
+
+func TestDatapathCheck(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to load BPF programs")
+	}
+	out, err := run("--json", "datapath", "check", "--conn-entries", "4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res checkResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output is not JSON: %v: %s", err, out)
+	}
+	if !res.Loaded || res.ConnEntries != 4096 {
+		t.Errorf("got %+v, want a loaded data path with 4096 entries", res)
+	}
+}

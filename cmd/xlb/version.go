@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// versionInfo is what `xlb version` prints.
+type versionInfo struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
+func buildVersion() versionInfo {
+	v := versionInfo{Version: "devel"}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v.GoVersion = bi.GoVersion
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v.Version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v.Revision = s.Value
+			}
+		}
+	}
+	return v
+}
+
+func newVersionCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of xlb",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := buildVersion()
+			if g.json {
+				return printJSON(cmd, v)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "xlb %s", v.Version)
+			if v.Revision != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), " (%s)", v.Revision)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), " %s\n", v.GoVersion)
+			return nil
+		},
+	}
+}
+
+// noArgs rejects positional arguments as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args)}
+	}
+	return nil
+}
+
+func printJSON(cmd *cobra.Command, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	return err
+}
