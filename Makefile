@@ -2,8 +2,6 @@
 GO ?= go
 GOFLAGS ?=
 BPF_SOURCES := $(shell find bpf -name '*.c' -o -name '*.h')
-GENERATED := internal/datapath/xlb_bpfel.go internal/datapath/xlb_bpfel.o \
-	internal/baseline/xdptx_bpfel.go internal/baseline/xdptx_bpfel.o
 FUZZTIME ?= 20s
 
 .PHONY: all generate build test check-generated lint unit fuzz bench clean
@@ -31,7 +29,10 @@ lint:
 
 ## check-generated: regenerate and fail if the committed files differ
 check-generated: generate
-	git diff --exit-code -- $(GENERATED)
+	@git diff --exit-code -- '*_bpfel.go' '*_bpfel.o' || \
+		{ echo "generated files differ from the committed ones: run make generate and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- '*_bpfel.go' '*_bpfel.o'); \
+	if [ -n "$$untracked" ]; then echo "generated files not committed: $$untracked"; exit 1; fi
 
 unit:
 	$(GO) test -count=1 ./...

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command xlb is the single binary of the xlb load balancer. So far it
-// has the commands that need no daemon: version and datapath check.
+// has the commands that need no daemon: version, datapath check and the
+// namespace lab with its demo.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -16,8 +20,10 @@ import (
 type usageError struct{ error }
 
 func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	root := newRootCmd()
-	if err := root.Execute(); err != nil {
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "xlb:", err)
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -42,6 +48,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON instead of text")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g))
+	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd())
 	return root
 }

@@ -16,7 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xdptxProgXdpTx = "xdp_tx"
+	xdptxProgXdpPass = "xdp_pass"
+	xdptxProgXdpTx   = "xdp_tx"
 )
 
 // loadXdptx returns the embedded CollectionSpec for xdptx.
@@ -61,7 +62,8 @@ type xdptxSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xdptxProgramSpecs struct {
-	XdpTx *ebpf.ProgramSpec `ebpf:"xdp_tx"`
+	XdpPass *ebpf.ProgramSpec `ebpf:"xdp_pass"`
+	XdpTx   *ebpf.ProgramSpec `ebpf:"xdp_tx"`
 }
 
 // xdptxMapSpecs contains maps before they are loaded into the kernel.
@@ -112,11 +114,13 @@ type xdptxVariables struct {
 //
 // It can be passed to loadXdptxObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xdptxPrograms struct {
-	XdpTx *ebpf.Program `ebpf:"xdp_tx"`
+	XdpPass *ebpf.Program `ebpf:"xdp_pass"`
+	XdpTx   *ebpf.Program `ebpf:"xdp_tx"`
 }
 
 func (p *xdptxPrograms) Close() error {
 	return _XdptxClose(
+		p.XdpPass,
 		p.XdpTx,
 	)
 }

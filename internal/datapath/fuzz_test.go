@@ -25,7 +25,10 @@ type frameInfo struct {
 // within the frame, hop limit > 1, at most 4 hop-by-hop, routing or
 // destination options headers), and a complete
 // TCP (data offset >= 5 and within the frame), UDP or ICMP header.
-func validFrame(b []byte) (frameInfo, error) {
+//
+// minTTL is 2 for a frame arriving (it must survive the decrement) and 1
+// for a frame leaving.
+func validFrame(b []byte, minTTL byte) (frameInfo, error) {
 	var fi frameInfo
 	if len(b) < ethLen {
 		return fi, fmt.Errorf("short ethernet")
@@ -54,7 +57,7 @@ func validFrame(b []byte) (frameInfo, error) {
 			return fi, fmt.Errorf("bad total length %d", tot)
 		case binary.BigEndian.Uint16(ip[6:])&0x3fff != 0:
 			return fi, fmt.Errorf("fragment")
-		case ip[8] <= 1:
+		case ip[8] < minTTL:
 			return fi, fmt.Errorf("ttl %d", ip[8])
 		}
 		fi.l4, fi.end, fi.proto = fi.l3+ihl, fi.l3+tot, ip[9]
@@ -63,7 +66,7 @@ func validFrame(b []byte) (frameInfo, error) {
 			return fi, fmt.Errorf("bad ipv6 header")
 		}
 		plen := int(binary.BigEndian.Uint16(ip[4:]))
-		if ipv6Len+plen > len(ip) || ip[7] <= 1 {
+		if ipv6Len+plen > len(ip) || ip[7] < minTTL {
 			return fi, fmt.Errorf("bad ipv6 length or hop limit")
 		}
 		fi.v6, fi.l4, fi.end, fi.proto = true, fi.l3+ipv6Len, fi.l3+ipv6Len+plen, ip[6]
@@ -193,11 +196,11 @@ func checkForwarded(e *testEnv, in []byte) error {
 	if v != XDPTx && v != XDPRedirect {
 		return nil
 	}
-	fi, err := validFrame(in)
+	fi, err := validFrame(in, 2)
 	if err != nil {
 		return fmt.Errorf("forwarded (%s) a malformed frame (%v): %x", v, err, in)
 	}
-	ofi, err := validFrame(out)
+	ofi, err := validFrame(out, 1)
 	if err != nil {
 		return fmt.Errorf("forwarded frame is malformed (%v): %x", err, out)
 	}

@@ -4,6 +4,7 @@ package datapath
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cilium/ebpf"
 )
@@ -38,10 +39,13 @@ func sumCounters(m *ebpf.Map, id uint32) (Counters, error) {
 	return c, nil
 }
 
-// RealStatus is a real with its counters.
+// RealStatus is a real with its counters and connections (ipvsadm's
+// ActiveConn: established; InActConn: every other live state).
 type RealStatus struct {
 	Real
-	Stats Counters
+	Stats         Counters
+	ActiveConns   int
+	InactiveConns int
 }
 
 // ServiceStatus is a service with its counters and its reals'.
@@ -51,8 +55,47 @@ type ServiceStatus struct {
 	Reals []RealStatus
 }
 
-// Status returns every service with its reals and counters, in id order.
+// timeout returns how long an entry in state s lives without packets.
+func (s Settings) timeout(st ConnState) time.Duration {
+	switch st {
+	case StateSynSent:
+		return s.TCPSynTimeout
+	case StateEstablished:
+		return s.TCPTimeout
+	case StateFin:
+		return s.TCPFinTimeout
+	case StateClose:
+		return s.TCPRstTimeout
+	}
+	return s.UDPTimeout
+}
+
+// connCounts counts the live forward entries of each real id: active
+// (established) and inactive.
+func (d *Datapath) connCounts() (active, inactive map[uint16]int, err error) {
+	active, inactive = map[uint16]int{}, map[uint16]int{}
+	settings := d.Settings()
+	err = d.Conns(func(c ConnEntry) bool {
+		if c.Reverse || c.Idle > settings.timeout(c.State) {
+			return true
+		}
+		if c.State == StateEstablished {
+			active[c.RealID]++
+		} else {
+			inactive[c.RealID]++
+		}
+		return true
+	})
+	return active, inactive, err
+}
+
+// Status returns every service with its reals, counters and connection
+// counts, in id order. It walks the connection table.
 func (d *Datapath) Status() ([]ServiceStatus, error) {
+	active, inactive, err := d.connCounts()
+	if err != nil {
+		return nil, err
+	}
 	svcs := d.Services()
 	out := make([]ServiceStatus, 0, len(svcs))
 	d.mu.Lock()
@@ -68,7 +111,7 @@ func (d *Datapath) Status() ([]ServiceStatus, error) {
 			return nil, err
 		}
 		for _, r := range st.reals {
-			rs := RealStatus{Real: r.real}
+			rs := RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)]}
 			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lab
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/xlb-dev/xlb/internal/baseline"
+	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/listing"
+)
+
+// ServicePort is the port of the demo's TCP (HTTP) and UDP services, on
+// the VIP and on every real.
+const ServicePort = 80
+
+// DemoOptions configure Demo.
+type DemoOptions struct {
+	Topology Topology
+	Requests int    // HTTP requests and UDP datagrams each (default 12)
+	Self     string // path of the xlb binary, run in each real as `xlb lab serve`
+	Mode     datapath.AttachMode
+}
+
+// Demo builds the lab, runs xlb in the balancer with a TCP and a UDP
+// FullNAT service over the reals, sends requests from the client, prints
+// which real answered each and the ipvsadm-style listing, and removes the
+// lab whatever happens.
+func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
+	t := o.Topology
+	if o.Requests <= 0 {
+		o.Requests = 12
+	}
+	fmt.Fprintf(w, "building lab %s: client, lb, %d reals\n", t.Name, t.Reals)
+	if err := t.Up(); err != nil {
+		return err
+	}
+	defer func() {
+		if derr := t.Down(); derr != nil && err == nil {
+			err = derr
+		}
+		fmt.Fprintf(w, "lab %s removed\n", t.Name)
+	}()
+
+	for i := 1; i <= t.Reals; i++ {
+		cmd := t.Exec(t.Real(i), o.Self, "lab", "serve", "--name", fmt.Sprintf("real%d", i),
+			"--listen", fmt.Sprintf(":%d", ServicePort))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start server in real%d: %w", i, err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	}
+
+	pass, err := baseline.LoadXDPPass()
+	if err != nil {
+		return err
+	}
+	defer pass.Close()
+	var links []link.Link
+	defer func() {
+		for _, l := range links {
+			l.Close()
+		}
+	}()
+	// far ends of the veths run XDP too, so that redirected frames arrive
+	nodes := map[string]string{t.Client(): "c0"}
+	for i := 1; i <= t.Reals; i++ {
+		nodes[t.Real(i)] = "r0"
+	}
+	for ns, ifname := range nodes {
+		err := InNamespace(ns, func() error {
+			l, err := attach(pass, ifname, o.Mode)
+			links = append(links, l)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+
+	var dp *datapath.Datapath
+	err = InNamespace(t.LB(), func() error {
+		var err error
+		if dp, err = datapath.Load(datapath.Options{}); err != nil {
+			return err
+		}
+		for _, ifname := range t.LBInterfaces() {
+			if err := dp.Attach(ifname, o.Mode); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if dp != nil {
+		defer func() { _ = InNamespace(t.LB(), dp.Close) }()
+	}
+	if err != nil {
+		return err
+	}
+	var reals []datapath.Real
+	for i := 1; i <= t.Reals; i++ {
+		reals = append(reals, datapath.Real{Addr: t.RealAddr(i), Port: ServicePort, Weight: 1})
+	}
+	for _, proto := range []datapath.Proto{datapath.TCP, datapath.UDP} {
+		key := datapath.ServiceKey{VIP: t.VIP(), Port: ServicePort, Proto: proto}
+		if err := dp.AddService(datapath.Service{Key: key, Scheduler: datapath.RoundRobin, LocalIPs: []netip.Addr{t.LocalIP()}}); err != nil {
+			return err
+		}
+		if err := dp.SetReals(key, reals); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "xlb attached in %s to %s; services tcp and udp %s:%d, rr over %d reals, local IP %s\n\n",
+		t.LB(), strings.Join(t.LBInterfaces(), ","), t.VIP(), ServicePort, t.Reals, t.LocalIP())
+
+	if err := waitServers(ctx, t); err != nil {
+		return err
+	}
+	if d := os.Getenv("XLB_DEMO_PAUSE"); d != "" { // debugging: time to look around
+		pause, _ := time.ParseDuration(d)
+		time.Sleep(pause)
+	}
+	if err := clientRequests(ctx, w, t, o.Requests); err != nil {
+		verdicts, _ := dp.Verdicts()
+		drops, _ := dp.Drops()
+		return fmt.Errorf("%w (xlb verdicts so far: %v; drops: %v)", err, verdicts, nonZero(drops))
+	}
+	st, err := dp.Status()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return listing.Write(w, st, listing.Options{Stats: true})
+}
+
+func attach(prog *ebpf.Program, ifname string, mode datapath.AttachMode) (link.Link, error) {
+	ifc, err := net.InterfaceByName(ifname)
+	if err != nil {
+		return nil, fmt.Errorf("attach to %s: %w", ifname, err)
+	}
+	flags := link.XDPDriverMode
+	if mode == datapath.ModeGeneric {
+		flags = link.XDPGenericMode
+	}
+	l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags})
+	if err != nil {
+		return nil, fmt.Errorf("attach to %s: %w", ifname, err)
+	}
+	return l, nil
+}
+
+// waitServers waits until every real answers HTTP directly from the lb.
+func waitServers(ctx context.Context, t Topology) error {
+	for i := 1; i <= t.Reals; i++ {
+		url := netip.AddrPortFrom(t.RealAddr(i), ServicePort).String()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if InNamespace(t.LB(), func() error { _, err := httpGet(ctx, url); return err }) == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("real%d does not answer on %s", i, url)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// httpGet fetches http://addr/ on a new connection. The socket is made by
+// the calling goroutine, so on the thread InNamespace locked into a lab
+// namespace (http.Client would dial from goroutines of its own, in the
+// host's namespace).
+func httpGet(ctx context.Context, addr string) (string, error) {
+	d := net.Dialer{Timeout: 3 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Close = true
+	if err := req.Write(conn); err != nil {
+		return "", err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s %q", addr, resp.Status, b)
+	}
+	return strings.TrimSpace(string(b)), err
+}
+
+func udpAsk(addr string, msg string) (string, error) {
+	conn, err := net.DialTimeout("udp", addr, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := conn.Write([]byte(msg)); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 2048)
+	n, err := conn.Read(buf)
+	return string(buf[:n]), err
+}
+
+// clientRequests sends the HTTP requests and UDP datagrams from the
+// client and prints which real answered each.
+func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) error {
+	vip := netip.AddrPortFrom(t.VIP(), ServicePort).String()
+	return InNamespace(t.Client(), func() error {
+		for i := 1; i <= n; i++ {
+			body, err := httpGet(ctx, vip)
+			if err != nil {
+				return fmt.Errorf("http request %d to %s: %w", i, vip, err)
+			}
+			fmt.Fprintf(w, "tcp request %2d -> answered by %s (peer it saw)\n", i, body)
+		}
+		for i := 1; i <= n; i++ {
+			body, err := udpAsk(vip, fmt.Sprintf("ping%d", i))
+			if err != nil {
+				return fmt.Errorf("udp datagram %d to %s: %w", i, vip, err)
+			}
+			fmt.Fprintf(w, "udp datagram %2d -> answered by %s\n", i, body)
+		}
+		return nil
+	})
+}
+
+func nonZero(m map[datapath.DropReason]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for k, v := range m {
+		if v > 0 {
+			out[k.String()] = v
+		}
+	}
+	return out
+}

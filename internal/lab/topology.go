@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Topology names a lab and sizes it.
+type Topology struct {
+	Name  string // namespace prefix, e.g. "xlb" gives xlb-client, xlb-lb, xlb-real1
+	Net   uint8  // second octet of every address (10.Net.0.0/16)
+	Reals int    // number of real servers, 1..50
+}
+
+// Default is the lab `xlb lab up` builds.
+var Default = Topology{Name: "xlb", Net: 100, Reals: 3}
+
+func (t Topology) validate() error {
+	switch {
+	case t.Name == "" || strings.ContainsAny(t.Name, "/ \t"):
+		return fmt.Errorf("lab name %q: want a short word", t.Name)
+	case t.Reals < 1 || t.Reals > 50:
+		return fmt.Errorf("reals %d: want 1 to 50", t.Reals)
+	}
+	return nil
+}
+
+// Client, LB and Real name the namespaces.
+func (t Topology) Client() string      { return t.Name + "-client" }
+func (t Topology) LB() string          { return t.Name + "-lb" }
+func (t Topology) Real(i int) string   { return fmt.Sprintf("%s-real%d", t.Name, i) }
+func (t Topology) addr(c, d int) netip.Addr {
+	return netip.AddrFrom4([4]byte{10, t.Net, byte(c), byte(d)})
+}
+
+// ClientAddr is the client's address; VIP and LocalIP are the balancer's.
+func (t Topology) ClientAddr() netip.Addr { return t.addr(1, 2) }
+func (t Topology) VIP() netip.Addr        { return t.addr(0, 10) }
+func (t Topology) LocalIP() netip.Addr    { return t.addr(2, 254) }
+
+// RealAddr is real i's address (1-based).
+func (t Topology) RealAddr(i int) netip.Addr { return t.addr(10+i, 2) }
+
+// prefix is the lab's whole address range.
+func (t Topology) prefix() string { return fmt.Sprintf("10.%d.0.0/16", t.Net) }
+
+// LBInterfaces lists the balancer's interfaces: l0 to the client, then
+// one per real.
+func (t Topology) LBInterfaces() []string {
+	out := []string{"l0"}
+	for i := 1; i <= t.Reals; i++ {
+		out = append(out, fmt.Sprintf("l%d", i))
+	}
+	return out
+}
+
+// Namespaces lists every namespace of the lab.
+func (t Topology) Namespaces() []string {
+	out := []string{t.Client(), t.LB()}
+	for i := 1; i <= t.Reals; i++ {
+		out = append(out, t.Real(i))
+	}
+	return out
+}
+
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func sysctl(ns string, settings ...string) error {
+	for _, s := range settings {
+		if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", s).CombinedOutput(); err != nil {
+			return fmt.Errorf("sysctl %s in %s: %w: %s", s, ns, err, out)
+		}
+	}
+	return nil
+}
+
+// Up builds the lab. On failure it removes what it built.
+func (t Topology) Up() (err error) {
+	if err := t.validate(); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			t.Down()
+		}
+	}()
+	// Lab addresses exist only in the lab's namespaces. Should anything
+	// in the host's namespace send to one, this route drops it here
+	// instead of letting it out of the machine.
+	if err := ip("route", "add", "blackhole", t.prefix()); err != nil {
+		return fmt.Errorf("guard route for %s (another lab on this net?): %w", t.prefix(), err)
+	}
+	for _, ns := range t.Namespaces() {
+		if err := ip("netns", "add", ns); err != nil {
+			return fmt.Errorf("lab %s exists already? %w", t.Name, err)
+		}
+		if err := ip("-n", ns, "link", "set", "lo", "up"); err != nil {
+			return err
+		}
+	}
+	// the balancer forwards what XDP passes to the kernel (first packets
+	// before the neighbour is known), whose source is one of its own
+	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv4.conf.all.accept_local=1",
+		"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0", "net.ipv4.conf.default.accept_local=1"); err != nil {
+		return err
+	}
+	if err := t.link(t.Client(), "c0", "l0", t.ClientAddr(), t.addr(1, 1)); err != nil {
+		return err
+	}
+	for i := 1; i <= t.Reals; i++ {
+		if err := t.link(t.Real(i), "r0", fmt.Sprintf("l%d", i), t.RealAddr(i), t.addr(10+i, 1)); err != nil {
+			return err
+		}
+	}
+	for _, a := range []netip.Addr{t.VIP(), t.LocalIP()} {
+		if err := ip("-n", t.LB(), "addr", "add", a.String()+"/32", "dev", "lo"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// link joins a node to the balancer: node end nodeIf with address addr,
+// balancer end lbIf with gw, and the node's default route through gw.
+func (t Topology) link(node, nodeIf, lbIf string, addr, gw netip.Addr) error {
+	for _, c := range [][]string{
+		{"link", "add", nodeIf, "netns", node, "type", "veth", "peer", "name", lbIf, "netns", t.LB()},
+		{"-n", node, "addr", "add", addr.String() + "/24", "dev", nodeIf},
+		{"-n", t.LB(), "addr", "add", gw.String() + "/24", "dev", lbIf},
+		{"-n", node, "link", "set", nodeIf, "up"},
+		{"-n", t.LB(), "link", "set", lbIf, "up"},
+		{"-n", node, "route", "add", "default", "via", gw.String()},
+	} {
+		if err := ip(c...); err != nil {
+			return err
+		}
+	}
+	// With TX checksum offload, veth hands over TCP/UDP packets whose
+	// checksum field holds only the pseudo-header sum (CHECKSUM_PARTIAL).
+	// XDP cannot tell: a rewritten packet would reach the peer with a
+	// checksum it rejects. Real NICs deliver complete checksums.
+	for ns, ifname := range map[string]string{node: nodeIf, t.LB(): lbIf} {
+		if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off").CombinedOutput(); err != nil {
+			return fmt.Errorf("disable tx checksum offload on %s in %s: %w: %s", ifname, ns, err, out)
+		}
+	}
+	return nil
+}
+
+// Down removes every namespace of the lab (and so its links); it reports
+// only namespaces that exist and could not be removed.
+func (t Topology) Down() error {
+	var errs []error
+	_ = ip("route", "del", "blackhole", t.prefix())
+	for _, ns := range t.Namespaces() {
+		if exec.Command("ip", "netns", "pids", ns).Run() != nil {
+			continue // no such namespace
+		}
+		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		for _, pid := range strings.Fields(string(out)) {
+			_ = exec.Command("kill", pid).Run()
+		}
+		if err := ip("netns", "del", ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Exec runs a command inside a node's namespace.
+func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", ns, name}, args...)...)
+}
+
+// InNamespace runs fn on an OS thread inside namespace ns. The thread is
+// never reused by Go afterwards, so no other code runs in ns by accident.
+func InNamespace(ns string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // not unlocked: the thread ends with the goroutine
+		fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("open namespace %s: %w", ns, err)
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			errc <- fmt.Errorf("enter namespace %s: %w", ns, err)
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}

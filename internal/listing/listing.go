@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package listing prints services and reals the way `ipvsadm -L -n`
+// does, so that operators read xlb as they read IPVS and DPVS.
+package listing
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// Options select the listing's columns, as ipvsadm's flags do.
+type Options struct {
+	Stats bool // --stats: connections, packets and bytes instead of weights
+}
+
+func protoName(p datapath.Proto) string { return strings.ToUpper(p.String()) }
+
+func addrPort(a netip.Addr, port uint16) string { return netip.AddrPortFrom(a, port).String() }
+
+// Write prints the services in ipvsadm's layout: a header, then each
+// service followed by its reals.
+func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
+	var b strings.Builder
+	if o.Stats {
+		fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "Conns", "InPkts", "OutPkts", "InBytes", "OutBytes")
+		fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
+	} else {
+		fmt.Fprintf(&b, "Prot LocalAddress:Port Scheduler Flags\n")
+		fmt.Fprintf(&b, "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n")
+	}
+	for _, s := range services {
+		svc := fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port))
+		if o.Stats {
+			c := s.Stats
+			fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", svc, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
+		} else {
+			fmt.Fprintf(&b, "%s %s\n", svc, s.Scheduler)
+		}
+		for _, r := range s.Reals {
+			real := "  -> " + addrPort(r.Addr, r.Port)
+			if o.Stats {
+				c := r.Stats
+				fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", real, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
+			} else {
+				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %d\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package listing
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+func TestWrite(t *testing.T) {
+	svc := datapath.ServiceStatus{
+		Service: datapath.Service{
+			Key:       datapath.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: datapath.TCP},
+			Scheduler: datapath.RoundRobin,
+		},
+		Stats: datapath.Counters{Conns: 12, InPackets: 72, OutPackets: 48, InBytes: 4608, OutBytes: 7296},
+		Reals: []datapath.RealStatus{{
+			Real:          datapath.Real{Addr: netip.MustParseAddr("10.100.2.1"), Port: 8080, Weight: 1},
+			Stats:         datapath.Counters{Conns: 4, InPackets: 24, OutPackets: 16, InBytes: 1536, OutBytes: 2432},
+			InactiveConns: 4,
+		}},
+	}
+	for _, tc := range []struct {
+		name string
+		have Options
+		want string
+	}{
+		{"weights", Options{}, `Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  10.100.0.10:80 rr
+  -> 10.100.2.1:8080              FullNat 1      0          4
+`},
+		{"stats", Options{Stats: true}, `Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes
+  -> RemoteAddress:Port
+TCP  10.100.0.10:80                     12       72       48     4608     7296
+  -> 10.100.2.1:8080                     4       24       16     1536     2432
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Write(&b, []datapath.ServiceStatus{svc}, tc.have); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
