@@ -4,9 +4,17 @@ GOFLAGS ?=
 BPF_SOURCES := $(shell find bpf -name '*.c' -o -name '*.h')
 FUZZTIME ?= 20s
 
-.PHONY: all generate build test check-generated lint unit fuzz bench clean
+.PHONY: all deps demo generate build test check-generated lint unit fuzz bench clean
 
 all: build
+
+## deps: install what the build, the tests and the demo need (root, Debian)
+deps:
+	./scripts/deps.sh
+
+## demo: build, bring the lab up, balance TCP and UDP through xlb, tear down
+demo: deps build
+	./bin/xlb lab demo
 
 ## generate: compile the BPF C with clang and regenerate the bpf2go Go files
 generate:
@@ -17,7 +25,7 @@ build:
 	$(GO) build -o bin/xlb ./cmd/xlb
 
 ## test: formatting and vet checks, generated files up to date, every test
-test: lint check-generated unit fuzz
+test: deps lint check-generated unit fuzz
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

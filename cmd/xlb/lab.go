@@ -56,7 +56,8 @@ func newLabCmd() *cobra.Command {
 			if generic {
 				mode = datapath.ModeGeneric
 			}
-			return lab.Demo(cmd.Context(), cmd.OutOrStdout(), lab.DemoOptions{Topology: topo, Requests: requests, Self: self, Mode: mode})
+			_, err = lab.Demo(cmd.Context(), cmd.OutOrStdout(), lab.DemoOptions{Topology: topo, Requests: requests, Self: self, Mode: mode})
+			return err
 		},
 	}
 	demo.Flags().IntVar(&requests, "requests", 12, "HTTP requests and UDP datagrams to send")

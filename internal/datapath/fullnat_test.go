@@ -4,7 +4,9 @@ package datapath
 
 import (
 	"bytes"
+	"errors"
 	"net/netip"
+	"slices"
 	"testing"
 )
 
@@ -53,15 +55,22 @@ func (e *testEnv) clientPkt(f family, proto Proto, cport, vport uint16, flags st
 		src: netip.AddrPortFrom(f.client, cport), dst: netip.AddrPortFrom(f.vip, vport), payload: []byte("hello xlb")}
 }
 
+// oneRealService adds the service VIP:80 of a family over real 1, port
+// 8080, and returns the real and the local IP and port the service's
+// first connection gets (the first port of the range: one CPU).
+func (e *testEnv) oneRealService(f family, proto Proto) (real1, local netip.AddrPort) {
+	real1 = netip.AddrPortFrom(f.real(1), 8080)
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: proto}, RoundRobin, f.laddr,
+		Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
+	return real1, netip.AddrPortFrom(f.laddr, 1025)
+}
+
 func TestFullNATBothDirections(t *testing.T) {
 	for _, f := range families {
 		for _, proto := range []Proto{TCP, UDP} {
 			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
 				e := newEnv(t, Options{})
-				key := ServiceKey{VIP: f.vip, Port: 80, Proto: proto}
-				real1 := netip.AddrPortFrom(f.real(1), 8080)
-				e.addService(key, RoundRobin, f.laddr, Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
-				local := netip.AddrPortFrom(f.laddr, 1025) // first port of the range, one CPU
+				real1, local := e.oneRealService(f, proto)
 
 				first := e.clientPkt(f, proto, 40000, 80, "S")
 				e.expect(first.frame(t), XDPRedirect,
@@ -149,5 +158,48 @@ func TestNotOursPassesUnchanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e.with(t).expect(tc.have, XDPPass, tc.have)
 		})
+	}
+}
+
+func TestLocalIPsTakenInTurn(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1)...)
+	second := netip.MustParseAddr("10.0.2.253")
+	if err := e.dp.AddLocalIP(key, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.AddLocalIP(key, second); !errors.Is(err, ErrExists) {
+		t.Errorf("adding it twice: %v, want ErrExists", err)
+	}
+	var got []netip.Addr
+	for i := 0; i < 4; i++ {
+		got = append(got, srcOf(t, e.expect(e.clientPkt(f, TCP, uint16(30000+i), 80, "S").frame(t), XDPRedirect, nil)).Addr())
+	}
+	if want := []netip.Addr{f.laddr, second, f.laddr, second}; !slices.Equal(got, want) {
+		t.Errorf("local IPs %v, want %v", got, want)
+	}
+	if err := e.dp.RemoveLocalIP(key, f.laddr); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		p := e.clientPkt(f, TCP, uint16(31000+i), 80, "S")
+		if got := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != second {
+			t.Errorf("after removing %s, connection %d used %s", f.laddr, i, got)
+		}
+	}
+	// the connection that used the removed local IP goes on, both ways
+	held := e.clientPkt(f, TCP, 30000, 80, "A")
+	out := e.expect(held.frame(t), XDPRedirect, nil)
+	if got := srcOf(t, out).Addr(); got != f.laddr {
+		t.Errorf("held connection moved to %s", got)
+	}
+	reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: TCP, flags: "A", src: dstOf(t, out), dst: srcOf(t, out)}
+	if got := dstOf(t, e.expect(reply.frame(t), XDPRedirect, nil)); got != held.src {
+		t.Errorf("reply of the held connection went to %s, want %s", got, held.src)
+	}
+	if err := e.dp.RemoveLocalIP(key, second); err == nil {
+		t.Error("removed the last local IP of a FullNAT service")
 	}
 }

@@ -43,10 +43,7 @@ func TestICMPErrorsAreTranslated(t *testing.T) {
 		for _, proto := range []Proto{TCP, UDP} {
 			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
 				e := newEnv(t, Options{})
-				key := ServiceKey{VIP: f.vip, Port: 80, Proto: proto}
-				real1 := netip.AddrPortFrom(f.real(1), 8080)
-				e.addService(key, RoundRobin, f.laddr, Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
-				local := netip.AddrPortFrom(f.laddr, 1025)
+				real1, local := e.oneRealService(f, proto)
 				first := e.clientPkt(f, proto, 40000, 80, "S")
 				e.expect(first.frame(t), XDPRedirect, nil)
 				sent := first.translated(local, real1, e.realIf.HardwareAddr, realMAC(1))

@@ -253,7 +253,7 @@ func (d *Datapath) RemoveService(k ServiceKey) error {
 func (d *Datapath) acquireLocalIPs(ips []netip.Addr) ([]uint32, error) {
 	var ids []uint32
 	for _, ip := range ips {
-		if l, ok := d.reg.localIPs[ip]; ok {
+		if l, ok := d.reg.localIPs[ip]; ok { // in use, or used before
 			l.refs++
 			ids = append(ids, l.id)
 			continue
@@ -275,53 +275,55 @@ func (d *Datapath) acquireLocalIPs(ips []netip.Addr) ([]uint32, error) {
 	return ids, nil
 }
 
-// releaseLocalIPs drops a reference on each local IP; one no service uses
-// keeps its entry (connections may still use it) until its id is reused.
+// releaseLocalIPs drops a reference on each local IP. A local IP no
+// service uses any more keeps its id and its entries: connections that
+// use it go on, and their replies must still find it. Ids of local IPs
+// are therefore never reused (there are XLB_MAX_LADDRS of them).
 func (d *Datapath) releaseLocalIPs(ids []uint32) {
-	for ip, l := range d.reg.localIPs {
+	for _, l := range d.reg.localIPs {
 		for _, id := range ids {
 			if l.id == id {
 				l.refs--
 			}
 		}
-		if l.refs <= 0 {
-			delete(d.reg.localIPs, ip)
-			d.reg.laddrIDs.put(l.id)
-		}
 	}
+}
+
+// service returns a copy of a service's configuration.
+func (d *Datapath) service(k ServiceKey) (Service, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, ok := d.reg.services[k]
+	if !ok {
+		return Service{}, false
+	}
+	s := st.svc
+	s.LocalIPs = slices.Clone(s.LocalIPs)
+	return s, true
 }
 
 // AddLocalIP adds a local IP to a service.
 func (d *Datapath) AddLocalIP(k ServiceKey, ip netip.Addr) error {
-	d.mu.Lock()
-	st, ok := d.reg.services[k]
-	d.mu.Unlock()
-	if !ok {
+	s, ok := d.service(k)
+	switch {
+	case !ok:
 		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrNotFound)
-	}
-	s := st.svc
-	if slices.Contains(s.LocalIPs, ip) {
+	case slices.Contains(s.LocalIPs, ip):
 		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrExists)
 	}
-	s.LocalIPs = append(slices.Clone(s.LocalIPs), ip)
+	s.LocalIPs = append(s.LocalIPs, ip)
 	return d.UpdateService(s)
 }
 
 // RemoveLocalIP removes a local IP from a service; connections that use
 // it continue until they end.
 func (d *Datapath) RemoveLocalIP(k ServiceKey, ip netip.Addr) error {
-	d.mu.Lock()
-	st, ok := d.reg.services[k]
-	d.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, ErrNotFound)
-	}
-	s := st.svc
+	s, ok := d.service(k)
 	i := slices.Index(s.LocalIPs, ip)
-	if i < 0 {
+	if !ok || i < 0 {
 		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, ErrNotFound)
 	}
-	s.LocalIPs = slices.Delete(slices.Clone(s.LocalIPs), i, i+1)
+	s.LocalIPs = slices.Delete(s.LocalIPs, i, i+1)
 	return d.UpdateService(s)
 }
 

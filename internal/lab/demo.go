@@ -32,20 +32,30 @@ type DemoOptions struct {
 	Requests int    // HTTP requests and UDP datagrams each (default 12)
 	Self     string // path of the xlb binary, run in each real as `xlb lab serve`
 	Mode     datapath.AttachMode
+	// ServeArgs, when set, replaces `Self lab serve --name N --listen L`
+	// as the command of each real's server (tests run themselves).
+	ServeArgs func(name, listen string) []string
+}
+
+func (o DemoOptions) serveArgs(name, listen string) []string {
+	if o.ServeArgs != nil {
+		return o.ServeArgs(name, listen)
+	}
+	return []string{o.Self, "lab", "serve", "--name", name, "--listen", listen}
 }
 
 // Demo builds the lab, runs xlb in the balancer with a TCP and a UDP
 // FullNAT service over the reals, sends requests from the client, prints
 // which real answered each and the ipvsadm-style listing, and removes the
 // lab whatever happens.
-func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
+func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, err error) {
 	t := o.Topology
 	if o.Requests <= 0 {
 		o.Requests = 12
 	}
 	fmt.Fprintf(w, "building lab %s: client, lb, %d reals\n", t.Name, t.Reals)
 	if err := t.Up(); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		if derr := t.Down(); derr != nil && err == nil {
@@ -55,18 +65,18 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
 	}()
 
 	for i := 1; i <= t.Reals; i++ {
-		cmd := t.Exec(t.Real(i), o.Self, "lab", "serve", "--name", fmt.Sprintf("real%d", i),
-			"--listen", fmt.Sprintf(":%d", ServicePort))
+		args := o.serveArgs(fmt.Sprintf("real%d", i), fmt.Sprintf(":%d", ServicePort))
+		cmd := t.Exec(t.Real(i), args[0], args[1:]...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("start server in real%d: %w", i, err)
+			return nil, fmt.Errorf("start server in real%d: %w", i, err)
 		}
 		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	}
 
 	pass, err := baseline.LoadXDPPass()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer pass.Close()
 	var links []link.Link
@@ -83,11 +93,13 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
 	for ns, ifname := range nodes {
 		err := InNamespace(ns, func() error {
 			l, err := attach(pass, ifname, o.Mode)
-			links = append(links, l)
+			if err == nil {
+				links = append(links, l)
+			}
 			return err
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 
@@ -108,7 +120,7 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
 		defer func() { _ = InNamespace(t.LB(), dp.Close) }()
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var reals []datapath.Real
 	for i := 1; i <= t.Reals; i++ {
@@ -117,33 +129,33 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (err error) {
 	for _, proto := range []datapath.Proto{datapath.TCP, datapath.UDP} {
 		key := datapath.ServiceKey{VIP: t.VIP(), Port: ServicePort, Proto: proto}
 		if err := dp.AddService(datapath.Service{Key: key, Scheduler: datapath.RoundRobin, LocalIPs: []netip.Addr{t.LocalIP()}}); err != nil {
-			return err
+			return nil, err
 		}
 		if err := dp.SetReals(key, reals); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	fmt.Fprintf(w, "xlb attached in %s to %s; services tcp and udp %s:%d, rr over %d reals, local IP %s\n\n",
 		t.LB(), strings.Join(t.LBInterfaces(), ","), t.VIP(), ServicePort, t.Reals, t.LocalIP())
 
 	if err := waitServers(ctx, t); err != nil {
-		return err
+		return nil, err
 	}
 	if d := os.Getenv("XLB_DEMO_PAUSE"); d != "" { // debugging: time to look around
 		pause, _ := time.ParseDuration(d)
 		time.Sleep(pause)
 	}
-	if err := clientRequests(ctx, w, t, o.Requests); err != nil {
+	if answers, err = clientRequests(ctx, w, t, o.Requests); err != nil {
 		verdicts, _ := dp.Verdicts()
 		drops, _ := dp.Drops()
-		return fmt.Errorf("%w (xlb verdicts so far: %v; drops: %v)", err, verdicts, nonZero(drops))
+		return answers, fmt.Errorf("%w (xlb verdicts so far: %v; drops: %v)", err, verdicts, nonZero(drops))
 	}
 	st, err := dp.Status()
 	if err != nil {
-		return err
+		return answers, err
 	}
 	fmt.Fprintln(w)
-	return listing.Write(w, st, listing.Options{Stats: true})
+	return answers, listing.Write(w, st, listing.Options{Stats: true})
 }
 
 func attach(prog *ebpf.Program, ifname string, mode datapath.AttachMode) (link.Link, error) {
@@ -227,17 +239,26 @@ func udpAsk(addr string, msg string) (string, error) {
 	return string(buf[:n]), err
 }
 
+// Answer is one reply the client got through the balancer.
+type Answer struct {
+	Proto string // "tcp" or "udp"
+	Real  string // the real's name, e.g. "real2"
+	Peer  string // the address:port the real saw the request from
+}
+
 // clientRequests sends the HTTP requests and UDP datagrams from the
-// client and prints which real answered each.
-func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) error {
+// client, prints which real answered each and returns the answers.
+func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) ([]Answer, error) {
 	vip := netip.AddrPortFrom(t.VIP(), ServicePort).String()
-	return InNamespace(t.Client(), func() error {
+	var answers []Answer
+	err := InNamespace(t.Client(), func() error {
 		for i := 1; i <= n; i++ {
 			body, err := httpGet(ctx, vip)
 			if err != nil {
 				return fmt.Errorf("http request %d to %s: %w", i, vip, err)
 			}
-			fmt.Fprintf(w, "tcp request %2d -> answered by %s (peer it saw)\n", i, body)
+			fmt.Fprintf(w, "tcp request %2d -> answered by %s (the peer it saw)\n", i, body)
+			answers = append(answers, parseAnswer("tcp", body))
 		}
 		for i := 1; i <= n; i++ {
 			body, err := udpAsk(vip, fmt.Sprintf("ping%d", i))
@@ -245,9 +266,20 @@ func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) error {
 				return fmt.Errorf("udp datagram %d to %s: %w", i, vip, err)
 			}
 			fmt.Fprintf(w, "udp datagram %2d -> answered by %s\n", i, body)
+			answers = append(answers, parseAnswer("udp", body))
 		}
 		return nil
 	})
+	return answers, err
+}
+
+func parseAnswer(proto, body string) Answer {
+	f := strings.Fields(body)
+	a := Answer{Proto: proto}
+	if len(f) >= 2 {
+		a.Real, a.Peer = f[0], f[1]
+	}
+	return a
 }
 
 func nonZero(m map[datapath.DropReason]uint64) map[string]uint64 {

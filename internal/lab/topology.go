@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -34,9 +36,9 @@ func (t Topology) validate() error {
 }
 
 // Client, LB and Real name the namespaces.
-func (t Topology) Client() string      { return t.Name + "-client" }
-func (t Topology) LB() string          { return t.Name + "-lb" }
-func (t Topology) Real(i int) string   { return fmt.Sprintf("%s-real%d", t.Name, i) }
+func (t Topology) Client() string    { return t.Name + "-client" }
+func (t Topology) LB() string        { return t.Name + "-lb" }
+func (t Topology) Real(i int) string { return fmt.Sprintf("%s-real%d", t.Name, i) }
 func (t Topology) addr(c, d int) netip.Addr {
 	return netip.AddrFrom4([4]byte{10, t.Net, byte(c), byte(d)})
 }
@@ -172,7 +174,9 @@ func (t Topology) Down() error {
 		}
 		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
 		for _, pid := range strings.Fields(string(out)) {
-			_ = exec.Command("kill", pid).Run()
+			if pid != strconv.Itoa(os.Getpid()) { // the servers we started
+				_ = exec.Command("kill", pid).Run()
+			}
 		}
 		if err := ip("netns", "del", ns); err != nil {
 			errs = append(errs, err)
@@ -186,24 +190,41 @@ func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
 	return exec.Command("ip", append([]string{"netns", "exec", ns, name}, args...)...)
 }
 
-// InNamespace runs fn on an OS thread inside namespace ns. The thread is
-// never reused by Go afterwards, so no other code runs in ns by accident.
+// InNamespace runs fn on an OS thread inside namespace ns, then puts the
+// thread back in the namespace it came from. Should that fail, the thread
+// stays locked and Go ends it with the goroutine, so no other code ever
+// runs in ns by accident.
 func InNamespace(ns string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // not unlocked: the thread ends with the goroutine
-		fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		runtime.LockOSThread()
+		home, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			errc <- fmt.Errorf("open namespace %s: %w", ns, err)
+			errc <- fmt.Errorf("open own namespace: %w", err)
 			return
 		}
-		err = unix.Setns(fd, unix.CLONE_NEWNET)
-		unix.Close(fd)
-		if err != nil {
-			errc <- fmt.Errorf("enter namespace %s: %w", ns, err)
+		defer unix.Close(home)
+		if err := setns(ns); err != nil {
+			errc <- err
 			return
 		}
-		errc <- fn()
+		err = fn()
+		if unix.Setns(home, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
+}
+
+func setns(ns string) error {
+	fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", ns, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("enter namespace %s: %w", ns, err)
+	}
+	return nil
 }
