@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestServiceValidation(t *testing.T) {
+	e := newEnv(t, Options{})
+	v4 := netip.MustParseAddr("10.0.0.10")
+	key := ServiceKey{VIP: v4, Port: 80, Proto: TCP}
+	good := Service{Key: key, Scheduler: RoundRobin, LocalIPs: []netip.Addr{laddr4}}
+	for _, tc := range []struct {
+		name string
+		have Service
+	}{
+		{"no vip", Service{Key: ServiceKey{Port: 80, Proto: TCP}, LocalIPs: good.LocalIPs}},
+		{"bad protocol", Service{Key: ServiceKey{VIP: v4, Port: 80, Proto: 1}, LocalIPs: good.LocalIPs}},
+		{"unknown scheduler", Service{Key: key, Scheduler: 9, LocalIPs: good.LocalIPs}},
+		{"no local IP", Service{Key: key}},
+		{"local IP of the other family", Service{Key: key, LocalIPs: []netip.Addr{laddr6}}},
+		{"local IP twice", Service{Key: key, LocalIPs: []netip.Addr{laddr4, laddr4}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := e.dp.AddService(tc.have); err == nil {
+				t.Error("accepted")
+			}
+			if len(e.dp.Services()) != 0 {
+				t.Error("a rejected service was half added")
+			}
+		})
+	}
+	if err := e.dp.AddService(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.AddService(good); !errors.Is(err, ErrExists) {
+		t.Errorf("adding it twice: %v, want ErrExists", err)
+	}
+	for _, tc := range []struct {
+		name string
+		have []Real
+	}{
+		{"real of the other family", []Real{{Addr: realAddr(true, 1), Port: 80, Weight: 1}}},
+		{"weight too high", []Real{{Addr: realAddr(false, 1), Port: 80, Weight: MaxWeight + 1}}},
+		{"real twice", []Real{{Addr: realAddr(false, 1), Port: 80, Weight: 1}, {Addr: realAddr(false, 1), Port: 80, Weight: 2}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := e.dp.SetReals(key, tc.have); err == nil {
+				t.Error("accepted")
+			}
+			if r, _ := e.dp.Reals(key); len(r) != 0 {
+				t.Errorf("rejected reals half applied: %v", r)
+			}
+		})
+	}
+	zeroPort := ServiceKey{VIP: v4, Proto: TCP}
+	if err := e.dp.AddService(Service{Key: zeroPort, LocalIPs: good.LocalIPs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.SetReals(zeroPort, []Real{{Addr: realAddr(false, 1), Port: 8080, Weight: 1}}); err == nil {
+		t.Error("a port-0 service took a real with a port")
+	}
+	if err := e.dp.SetReals(ServiceKey{VIP: v4, Port: 81, Proto: TCP}, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("reals of a missing service: %v, want ErrNotFound", err)
+	}
+}
+
+func TestRemoveService(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1)...)
+	p := e.clientPkt(f, TCP, 40000, 80, "S")
+	e.expect(p.frame(t), XDPRedirect, nil)
+	if err := e.dp.RemoveService(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.RemoveService(key); !errors.Is(err, ErrNotFound) {
+		t.Errorf("removing it twice: %v, want ErrNotFound", err)
+	}
+	fresh := e.clientPkt(f, TCP, 40001, 80, "S")
+	e.expect(fresh.frame(t), XDPPass, fresh.frame(t))
+	// added again, it balances again
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1)...)
+	e.expect(fresh.frame(t), XDPRedirect, nil)
+}
+
+func TestConnsListsBothEntries(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[1]
+	real1, local := e.oneRealService(f, UDP)
+	p := e.clientPkt(f, UDP, 40000, 80, "")
+	e.expect(p.frame(t), XDPRedirect, nil)
+	got := map[bool]ConnEntry{}
+	err := e.dp.Conns(func(c ConnEntry) bool { got[c.Reverse] = c; return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, rev := got[false], got[true]
+	if fwd.From != p.src || fwd.To != p.dst || fwd.Peer != local || fwd.State != StateUDP || fwd.Proto != UDP {
+		t.Errorf("forward entry %+v, want %s -> %s via %s", fwd, p.src, p.dst, local)
+	}
+	if rev.From != real1 || rev.To != local || rev.Peer != p.src {
+		t.Errorf("reverse entry %+v, want %s -> %s for %s", rev, real1, local, p.src)
+	}
+	if fwd.Idle > 2*time.Second {
+		t.Errorf("forward entry idle for %v", fwd.Idle)
+	}
+	st, err := e.dp.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st[0].Reals[0]; r.InactiveConns != 1 || r.ActiveConns != 0 {
+		t.Errorf("real has %d active, %d inactive connections, want 0 and 1 (UDP)", r.ActiveConns, r.InactiveConns)
+	}
+	if err := e.dp.FlushConns(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := e.dp.Conns(func(ConnEntry) bool { n++; return true }); err != nil || n != 0 {
+		t.Errorf("after flush: %d entries, %v", n, err)
+	}
+}
+
+func TestAttachDetach(t *testing.T) {
+	e := newEnv(t, Options{})
+	for _, mode := range []AttachMode{ModeNative, ModeGeneric} {
+		t.Run(mode.String(), func(t *testing.T) {
+			var err error
+			e.inNS(func() { err = e.dp.Attach("xcp", mode) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.inNS(func() { err = e.dp.Attach("xcp", mode) })
+			if !errors.Is(err, ErrExists) {
+				t.Errorf("attaching twice: %v, want ErrExists", err)
+			}
+			e.inNS(func() { err = e.dp.Detach("xcp") })
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.inNS(func() { err = e.dp.Detach("xcp") })
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("detaching twice: %v, want ErrNotFound", err)
+			}
+		})
+	}
+	var err error
+	e.inNS(func() { err = e.dp.Attach("nosuchif0", ModeGeneric) })
+	if err == nil {
+		t.Error("attached to an interface that does not exist")
+	}
+}
+
+// TestPinnedMapsSurviveReload loads the data path twice on the same bpffs
+// directory, as a restarted daemon would: the connection made before is
+// still there and keeps its real and local port.
+func TestPinnedMapsSurviveReload(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join("/sys/fs/bpf", fmt.Sprintf("xlbt-%d-%s", os.Getpid(), t.Name()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Skipf("no bpffs at /sys/fs/bpf: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+
+	e := newEnv(t, Options{PinPath: dir})
+	f := families[0]
+	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
+	held := e.clientPkt(f, TCP, 40000, 80, "S")
+	e.expect(e.clientPkt(f, TCP, 39999, 80, "S").frame(t), XDPRedirect, nil) // takes real 1
+	before := e.expect(held.frame(t), XDPRedirect, nil)                        // real 2
+	if err := e.dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	dp, err := Load(Options{PinPath: dir, CPUs: 1})
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	e.dp = dp
+	t.Cleanup(func() { dp.Close() })
+	n := 0
+	if err := dp.Conns(func(ConnEntry) bool { n++; return true }); err != nil || n != 4 {
+		t.Fatalf("after reload: %d connection entries (%v), want 4", n, err)
+	}
+	// the restarted owner attaches (here: redirect targets) and applies
+	// the same configuration again
+	for _, ifc := range []int{e.clientIf.Index, e.realIf.Index} {
+		e.inNS(func() { err = dp.AddRedirectTarget(ifc) })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
+	held.flags = "A"
+	after := e.expect(held.frame(t), XDPRedirect, nil)
+	if dstOf(t, after) != dstOf(t, before) || srcOf(t, after) != srcOf(t, before) {
+		t.Errorf("after reload the connection goes %s -> %s, before %s -> %s",
+			srcOf(t, after), dstOf(t, after), srcOf(t, before), dstOf(t, before))
+	}
+}
