@@ -55,7 +55,7 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 		return count_drop(DROP_NO_REAL);
 	if (real->port)
 		to.dport = real->port;
-	if (!new_conn && e->last_seen != now &&
+	if (!new_conn && ct_hold_due(e->last_seen, now) &&
 	    !ct_hold_reverse(pkt, e, &real->addr, to.dport, now, family))
 		return XLB_CONTINUE;
 	ct_track(e, pkt, now);

@@ -10,7 +10,9 @@
  *
  * Local ports come from this CPU's slice of the configured range, per local
  * IP, so CPUs never hand out the same port. A port is taken only when no
- * live reverse entry holds {real, laddr, rport, lport}: no two live
+ * reverse entry holds {real, laddr, rport, lport}, counting an entry as
+ * holding it for XLB_CT_HOLD_PERIOD past its timeout: the forward entry
+ * refreshes the reverse one at least that often, so no two live
  * connections ever share that tuple.
  */
 #ifndef XLB_CONNTRACK_H
@@ -107,13 +109,28 @@ static __always_inline void ct_entry_set(struct ct6_entry *e, __u8 family,
 		__builtin_memcpy(e->addr6, addr->w, sizeof(e->addr6));
 }
 
-static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
+/* ct_expired_after tells whether an entry has been idle longer than its
+ * state's timeout plus grace seconds. */
+static __always_inline bool ct_expired_after(const struct ct_entry *e,
+					     __u32 now, __u32 grace)
 {
 	__u32 state = e->state;
 
 	if (state >= CT_STATE_MAX)
 		return true;
-	return now - e->last_seen > xlb_cfg.timeouts[state];
+	return now - e->last_seen > xlb_cfg.timeouts[state] + grace;
+}
+
+static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
+{
+	return ct_expired_after(e, now, 0);
+}
+
+/* ct_hold_due tells whether a forward entry, seen last at last_seen, is
+ * to refresh its reverse entry: once per XLB_CT_HOLD_PERIOD. */
+static __always_inline bool ct_hold_due(__u32 last_seen, __u32 now)
+{
+	return (last_seen / XLB_CT_HOLD_PERIOD) != (now / XLB_CT_HOLD_PERIOD);
 }
 
 /* ct_initial_state is the state of a connection's first packet. */
@@ -160,10 +177,10 @@ static __always_inline void ct_track(struct ct_entry *e, const struct pkt *pkt,
 }
 
 /* ct_hold_reverse keeps a forward entry's reverse entry alive as long as
- * the forward one lives (called once a second per flow, when the forward
- * entry's clock moves). It returns false when the reverse entry is gone or
- * belongs to another connection, so that the flow is scheduled anew rather
- * than sharing a local port with someone else. */
+ * the forward one lives (called when ct_hold_due). It returns false when
+ * the reverse entry is gone or belongs to another connection, so that the
+ * flow is scheduled anew rather than sharing a local port with someone
+ * else. */
 static __always_inline bool ct_hold_reverse(const struct pkt *pkt,
 					    const struct ct_entry *fwd,
 					    const struct xlb_addr *real,
@@ -227,7 +244,7 @@ static __always_inline __be16 lport_alloc(__u32 laddr_id, __u8 family,
 		if (!ct_store(key, family, rev, BPF_NOEXIST))
 			return port;
 		held = ct_lookup(key, family);
-		if (held && !ct_expired(held, now))
+		if (held && !ct_expired_after(held, now, XLB_CT_HOLD_PERIOD))
 			continue;
 		if (ct_store(key, family, rev, BPF_ANY))
 			return 0;

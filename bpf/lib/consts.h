@@ -53,6 +53,14 @@
 #define XLB_LPORT_TRIES 16 /* local ports probed per new connection */
 #endif
 
+#ifndef XLB_CT_HOLD_PERIOD
+/* seconds (a power of 2): a forward entry refreshes its reverse entry once
+ * per period, and a reverse entry holds its local port for a period past
+ * its timeout, so the port outlives the connection however the two clocks
+ * drift */
+#define XLB_CT_HOLD_PERIOD 16
+#endif
+
 #ifndef XLB_MAX_IPV6_EXTHDRS
 #define XLB_MAX_IPV6_EXTHDRS 4 /* IPv6 extension headers skipped at most */
 #endif

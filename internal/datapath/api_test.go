@@ -176,7 +176,7 @@ func TestPinnedMapsSurviveReload(t *testing.T) {
 	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
 	held := e.clientPkt(f, TCP, 40000, 80, "S")
 	e.expect(e.clientPkt(f, TCP, 39999, 80, "S").frame(t), XDPRedirect, nil) // takes real 1
-	before := e.expect(held.frame(t), XDPRedirect, nil)                        // real 2
+	before := e.expect(held.frame(t), XDPRedirect, nil)                      // real 2
 	if err := e.dp.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -246,3 +246,43 @@ func TestTableSwapUnderTraffic(t *testing.T) {
 		t.Errorf("%d flows found no real during swaps", drops[DropNoReal])
 	}
 }
+
+// TestLocalPortHeldPastTimeout checks the grace a reverse entry holds its
+// local port for past its timeout (XLB_CT_HOLD_PERIOD, 16 s): a forward
+// entry refreshes its reverse one only once per period, so a port is
+// reused only when the connection is surely over.
+func TestLocalPortHeldPastTimeout(t *testing.T) {
+	const holdPeriod = 16
+	e := newEnv(t, Options{})
+	s := DefaultSettings()
+	s.LocalPortMin, s.LocalPortMax = 3000, 3000 // one port
+	if err := e.dp.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	f := families[0]
+	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: UDP}, RoundRobin, f.laddr, reals(f, 1)...)
+	e.expect(e.clientPkt(f, UDP, 40000, 80, "").frame(t), XDPRedirect, nil)
+
+	revKey := xlbCt4Key{Src: toAddr(f.real(1)).W[0], Dst: toAddr(f.laddr).W[0], Sport: htons(80), Dport: htons(3000), Proto: uint8(UDP)}
+	age := func(seconds uint32) {
+		t.Helper()
+		var ent xlbCtEntry
+		if err := e.dp.objs.Ct4.Lookup(revKey, &ent); err != nil {
+			t.Fatalf("reverse entry: %v", err)
+		}
+		now, _ := monotonicSeconds()
+		ent.LastSeen = now - seconds
+		if err := e.dp.objs.Ct4.Put(revKey, ent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	udpTimeout := uint32(s.UDPTimeout / time.Second)
+
+	age(udpTimeout + holdPeriod/2) // expired, within the grace: still held
+	e.expect(e.clientPkt(f, UDP, 40001, 80, "").frame(t), XDPDrop, nil)
+	age(udpTimeout + holdPeriod + 2) // past the grace: free again
+	out := e.expect(e.clientPkt(f, UDP, 40001, 80, "").frame(t), XDPRedirect, nil)
+	if port := srcOf(t, out).Port(); port != 3000 {
+		t.Errorf("new connection got port %d, want the freed 3000", port)
+	}
+}
