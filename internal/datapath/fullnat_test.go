@@ -203,3 +203,33 @@ func TestLocalIPsTakenInTurn(t *testing.T) {
 		t.Error("removed the last local IP of a FullNAT service")
 	}
 }
+
+// TestHeaderVariants forwards frames whose headers the parser must step
+// over: IPv4 options, an 802.1Q tag (kept), an IPv6 hop-by-hop header.
+func TestHeaderVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		f      family
+		change func(*pkt)
+		frame  func([]byte) []byte // applied to input and expected output
+	}{
+		{"ipv4 options", families[0], func(p *pkt) { p.ipOptions = true }, nil},
+		{"vlan tag", families[0], func(p *pkt) { p.vlan = 42 }, nil},
+		{"ipv6 vlan tag", families[1], func(p *pkt) { p.vlan = 42 }, nil},
+		{"ipv6 hop-by-hop header", families[1], nil, func(b []byte) []byte { return ipv6Ext(b, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options{})
+			real1, local := e.oneRealService(tc.f, TCP)
+			in := e.clientPkt(tc.f, TCP, 40000, 80, "S")
+			if tc.change != nil {
+				tc.change(&in)
+			}
+			have, want := in.frame(t), in.translated(local, real1, e.realIf.HardwareAddr, realMAC(1)).frame(t)
+			if tc.frame != nil {
+				have, want = tc.frame(have), tc.frame(want)
+			}
+			e.expect(have, XDPRedirect, want)
+		})
+	}
+}

@@ -24,7 +24,9 @@ type pkt struct {
 	flags          string // TCP flags: any of "SAFRP"
 	seq            uint32
 	payload        []byte
-	noUDPChecksum  bool // IPv4 UDP without checksum
+	noUDPChecksum  bool   // IPv4 UDP without checksum
+	ipOptions      bool   // IPv4 with 4 bytes of options (NOPs)
+	vlan           uint16 // 802.1Q tag, 0 = none
 }
 
 func (p pkt) ipLayer() (gopacket.SerializableLayer, gopacket.NetworkLayer) {
@@ -36,6 +38,11 @@ func (p pkt) ipLayer() (gopacket.SerializableLayer, gopacket.NetworkLayer) {
 	if p.src.Addr().Is4() {
 		ip := &layers.IPv4{Version: 4, IHL: 5, TTL: ttl, Id: 0x1234, Flags: layers.IPv4DontFragment,
 			Protocol: next, SrcIP: p.src.Addr().AsSlice(), DstIP: p.dst.Addr().AsSlice()}
+		if p.ipOptions {
+			for i := 0; i < 4; i++ {
+				ip.Options = append(ip.Options, layers.IPv4Option{OptionType: 1, OptionLength: 1})
+			}
+		}
 		return ip, ip
 	}
 	ip := &layers.IPv6{Version: 6, HopLimit: ttl, NextHeader: next,
@@ -75,7 +82,15 @@ func ethLayer(src, dst net.HardwareAddr, v4 bool) *layers.Ethernet {
 func (p pkt) frame(t testing.TB) []byte {
 	t.Helper()
 	ip, netLayer := p.ipLayer()
-	b := serialize(t, ethLayer(p.srcMAC, p.dstMAC, p.src.Addr().Is4()), ip, p.l4Layer(netLayer), gopacket.Payload(p.payload))
+	ls := []gopacket.SerializableLayer{ethLayer(p.srcMAC, p.dstMAC, p.src.Addr().Is4())}
+	if p.vlan != 0 {
+		eth := ls[0].(*layers.Ethernet)
+		tag := &layers.Dot1Q{VLANIdentifier: p.vlan, Type: eth.EthernetType}
+		eth.EthernetType = layers.EthernetTypeDot1Q
+		ls = append(ls, tag)
+	}
+	ls = append(ls, ip, p.l4Layer(netLayer), gopacket.Payload(p.payload))
+	b := serialize(t, ls...)
 	if p.noUDPChecksum {
 		l4 := 14 + 20
 		b[l4+6], b[l4+7] = 0, 0
