@@ -27,11 +27,3 @@ int xdp_tx(struct xdp_md *ctx)
 	__builtin_memcpy(eth->h_source, tmp, ETH_ALEN);
 	return XDP_TX;
 }
-
-/* xdp_pass lets every frame through. Attached to the far end of a veth,
- * it makes the kernel receive frames redirected into that veth. */
-SEC("xdp")
-int xdp_pass(struct xdp_md *ctx)
-{
-	return XDP_PASS;
-}

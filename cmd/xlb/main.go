@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command xlb is the single binary of the xlb load balancer. So far it
-// has the commands that need no daemon: version, datapath check and the
-// namespace lab with its demo.
+// Command xlb is the single binary of the xlb load balancer: the daemon,
+// the CLI that talks to it over its API socket, and the namespace lab.
 package main
 
 import (
@@ -48,6 +47,8 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON instead of text")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd())
+	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
+		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
+		newListCmd(&g), newConnCmd(&g), newStatsCmd(&g))
 	return root
 }

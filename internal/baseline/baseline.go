@@ -10,18 +10,6 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-// LoadXDPPass loads a program that returns XDP_PASS. Attached to the far
-// end of a veth, it makes frames redirected into the veth arrive (veth
-// only receives XDP redirects when its peer runs XDP).
-func LoadXDPPass() (*ebpf.Program, error) {
-	var objs xdptxObjects
-	if err := loadXdptxObjects(&objs, nil); err != nil {
-		return nil, fmt.Errorf("load xdp_pass: %w", err)
-	}
-	objs.XdpTx.Close()
-	return objs.XdpPass, nil
-}
-
 // LoadXDPTx loads the bare XDP_TX program: check the Ethernet header,
 // swap the MACs, send the frame back out. It is the cheapest program
 // that forwards a packet, the floor of per-packet cost.
@@ -30,6 +18,5 @@ func LoadXDPTx() (*ebpf.Program, error) {
 	if err := loadXdptxObjects(&objs, nil); err != nil {
 		return nil, fmt.Errorf("load xdp_tx baseline: %w", err)
 	}
-	objs.XdpPass.Close()
 	return objs.XdpTx, nil
 }

@@ -2,5 +2,5 @@
 
 // Package baseline loads the reference XDP programs that xlb's
 // benchmarks are measured against in the same run, so that every figure
-// can be reported as a ratio, and the trivial programs the lab needs.
+// can be reported as a ratio.
 package baseline

@@ -16,8 +16,7 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xdptxProgXdpPass = "xdp_pass"
-	xdptxProgXdpTx   = "xdp_tx"
+	xdptxProgXdpTx = "xdp_tx"
 )
 
 // loadXdptx returns the embedded CollectionSpec for xdptx.
@@ -62,8 +61,7 @@ type xdptxSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xdptxProgramSpecs struct {
-	XdpPass *ebpf.ProgramSpec `ebpf:"xdp_pass"`
-	XdpTx   *ebpf.ProgramSpec `ebpf:"xdp_tx"`
+	XdpTx *ebpf.ProgramSpec `ebpf:"xdp_tx"`
 }
 
 // xdptxMapSpecs contains maps before they are loaded into the kernel.
@@ -114,13 +112,11 @@ type xdptxVariables struct {
 //
 // It can be passed to loadXdptxObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xdptxPrograms struct {
-	XdpPass *ebpf.Program `ebpf:"xdp_pass"`
-	XdpTx   *ebpf.Program `ebpf:"xdp_tx"`
+	XdpTx *ebpf.Program `ebpf:"xdp_tx"`
 }
 
 func (p *xdptxPrograms) Close() error {
 	return _XdptxClose(
-		p.XdpPass,
 		p.XdpTx,
 	)
 }

@@ -14,10 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
-
-	"github.com/xlb-dev/xlb/internal/baseline"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/listing"
 )
@@ -74,35 +70,6 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	}
 
-	pass, err := baseline.LoadXDPPass()
-	if err != nil {
-		return nil, err
-	}
-	defer pass.Close()
-	var links []link.Link
-	defer func() {
-		for _, l := range links {
-			l.Close()
-		}
-	}()
-	// far ends of the veths run XDP too, so that redirected frames arrive
-	nodes := map[string]string{t.Client(): "c0"}
-	for i := 1; i <= t.Reals; i++ {
-		nodes[t.Real(i)] = "r0"
-	}
-	for ns, ifname := range nodes {
-		err := InNamespace(ns, func() error {
-			l, err := attach(pass, ifname, o.Mode)
-			if err == nil {
-				links = append(links, l)
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-
 	var dp *datapath.Datapath
 	err = InNamespace(t.LB(), func() error {
 		var err error
@@ -141,10 +108,6 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 	if err := waitServers(ctx, t); err != nil {
 		return nil, err
 	}
-	if d := os.Getenv("XLB_DEMO_PAUSE"); d != "" { // debugging: time to look around
-		pause, _ := time.ParseDuration(d)
-		time.Sleep(pause)
-	}
 	if answers, err = clientRequests(ctx, w, t, o.Requests); err != nil {
 		verdicts, _ := dp.Verdicts()
 		drops, _ := dp.Drops()
@@ -158,33 +121,14 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 	return answers, listing.Write(w, st, listing.Options{Stats: true})
 }
 
-func attach(prog *ebpf.Program, ifname string, mode datapath.AttachMode) (link.Link, error) {
-	ifc, err := net.InterfaceByName(ifname)
-	if err != nil {
-		return nil, fmt.Errorf("attach to %s: %w", ifname, err)
-	}
-	flags := link.XDPDriverMode
-	if mode == datapath.ModeGeneric {
-		flags = link.XDPGenericMode
-	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags})
-	if err != nil {
-		return nil, fmt.Errorf("attach to %s: %w", ifname, err)
-	}
-	return l, nil
-}
-
 // waitServers waits until every real answers HTTP directly from the lb.
 func waitServers(ctx context.Context, t Topology) error {
 	for i := 1; i <= t.Reals; i++ {
-		url := netip.AddrPortFrom(t.RealAddr(i), ServicePort).String()
+		addr := netip.AddrPortFrom(t.RealAddr(i), ServicePort).String()
 		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if InNamespace(t.LB(), func() error { _, err := httpGet(ctx, url); return err }) == nil {
-				break
-			}
+		for InNamespace(t.LB(), func() error { _, err := httpGet(ctx, addr); return err }) != nil {
 			if time.Now().After(deadline) {
-				return fmt.Errorf("real%d does not answer on %s", i, url)
+				return fmt.Errorf("real%d does not answer on %s", i, addr)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

@@ -155,9 +155,11 @@ func (t Topology) link(node, nodeIf, lbIf string, addr, gw netip.Addr) error {
 	// checksum field holds only the pseudo-header sum (CHECKSUM_PARTIAL).
 	// XDP cannot tell: a rewritten packet would reach the peer with a
 	// checksum it rejects. Real NICs deliver complete checksums.
-	for ns, ifname := range map[string]string{node: nodeIf, t.LB(): lbIf} {
-		if out, err := exec.Command("ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off").CombinedOutput(); err != nil {
-			return fmt.Errorf("disable tx checksum offload on %s in %s: %w: %s", ifname, ns, err, out)
+	// GRO on the node's end makes veth receive frames the balancer
+	// redirects into it with XDP (else it needs an XDP program of its own).
+	for ns, args := range map[string][]string{node: {nodeIf, "tx", "off", "gro", "on"}, t.LB(): {lbIf, "tx", "off"}} {
+		if out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "ethtool", "-K"}, args...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ethtool -K %v in %s: %w: %s", args, ns, err, out)
 		}
 	}
 	return nil

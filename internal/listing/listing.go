@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
@@ -49,6 +50,45 @@ func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
 			} else {
 				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %d\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns)
 			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteRate prints ipvsadm --rate: connections, packets and bytes per
+// second between two readings taken interval apart.
+func WriteRate(w io.Writer, prev, cur []datapath.ServiceStatus, interval time.Duration) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS")
+	fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
+	secs := interval.Seconds()
+	rate := func(a, b uint64) uint64 {
+		if b < a || secs <= 0 {
+			return 0
+		}
+		return uint64(float64(b-a) / secs)
+	}
+	line := func(name string, p, c datapath.Counters) {
+		fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", name, rate(p.Conns, c.Conns), rate(p.InPackets, c.InPackets),
+			rate(p.OutPackets, c.OutPackets), rate(p.InBytes, c.InBytes), rate(p.OutBytes, c.OutBytes))
+	}
+	for _, s := range cur {
+		var ps datapath.ServiceStatus
+		for _, o := range prev {
+			if o.Key == s.Key {
+				ps = o
+			}
+		}
+		line(fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port)), ps.Stats, s.Stats)
+		for _, r := range s.Reals {
+			var pr datapath.Counters
+			for _, o := range ps.Reals {
+				if o.Addr == r.Addr && o.Port == r.Port {
+					pr = o.Stats
+				}
+			}
+			line("  -> "+addrPort(r.Addr, r.Port), pr, r.Stats)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/listing"
+)
+
+// statusOf turns the API's services back into the listing's input.
+func statusOf(svcs []api.Service) ([]datapath.ServiceStatus, error) {
+	out := make([]datapath.ServiceStatus, 0, len(svcs))
+	for _, s := range svcs {
+		vip, err := netip.ParseAddr(s.VIP)
+		if err != nil {
+			return nil, fmt.Errorf("daemon sent vip %q: %w", s.VIP, err)
+		}
+		proto, err := datapath.ParseProto(s.Protocol)
+		if err != nil {
+			return nil, err
+		}
+		sched, err := datapath.ParseScheduler(s.Scheduler)
+		if err != nil {
+			return nil, err
+		}
+		st := datapath.ServiceStatus{
+			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched},
+			Stats:   counters(s.Stats),
+		}
+		for _, r := range s.Reals {
+			addr, err := netip.ParseAddr(r.Address)
+			if err != nil {
+				return nil, fmt.Errorf("daemon sent real %q: %w", r.Address, err)
+			}
+			st.Reals = append(st.Reals, datapath.RealStatus{
+				Real:  datapath.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
+				Stats: counters(r.Stats), ActiveConns: r.ActiveConns, InactiveConns: r.InactiveConns,
+			})
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func counters(c api.Counters) datapath.Counters {
+	return datapath.Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
+}
+
+func newListCmd(g *globalFlags) *cobra.Command {
+	var c clientFlags
+	var numeric, stats, rate bool
+	cmd := &cobra.Command{
+		Use:   "list [-n] [--stats|--rate]",
+		Short: "List services and reals as ipvsadm -L does",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stats && rate {
+				return usageError{fmt.Errorf("give --stats or --rate, not both")}
+			}
+			cl := c.client()
+			svcs, err := cl.Services(cmd.Context())
+			if err != nil {
+				return daemonError(err)
+			}
+			if g.json {
+				return printJSON(cmd, svcs)
+			}
+			cur, err := statusOf(svcs)
+			if err != nil {
+				return err
+			}
+			if !rate {
+				return listing.Write(cmd.OutOrStdout(), cur, listing.Options{Stats: stats})
+			}
+			// rates: the difference of two readings a second apart
+			const interval = time.Second
+			select {
+			case <-time.After(interval):
+			case <-cmd.Context().Done():
+				return cmd.Context().Err()
+			}
+			svcs2, err := cl.Services(cmd.Context())
+			if err != nil {
+				return daemonError(err)
+			}
+			next, err := statusOf(svcs2)
+			if err != nil {
+				return err
+			}
+			return listing.WriteRate(cmd.OutOrStdout(), cur, next, interval)
+		},
+	}
+	cmd.Flags().BoolVarP(&numeric, "numeric", "n", true, "numeric addresses and ports (always; accepted for ipvsadm habits)")
+	cmd.Flags().BoolVar(&stats, "stats", false, "connections, packets and bytes")
+	cmd.Flags().BoolVar(&rate, "rate", false, "connections, packets and bytes per second, over one second")
+	c.register(cmd)
+	return cmd
+}
+
+func newConnCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "conn", Short: "Inspect the connection table"}
+	var c clientFlags
+	c.register(cmd)
+	var vip string
+	list := &cobra.Command{
+		Use:   "list [--service VIP]",
+		Short: "List connection entries (ipvsadm -Lnc)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if vip != "" {
+				if _, err := netip.ParseAddr(vip); err != nil {
+					return usageError{fmt.Errorf("--service %q: want the VIP address", vip)}
+				}
+			}
+			conns, err := c.client().Conns(cmd.Context(), vip)
+			if err != nil {
+				return daemonError(err)
+			}
+			if g.json {
+				return printJSON(cmd, conns)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 1, ' ', 0)
+			fmt.Fprintln(w, "pro\texpire\tstate\tsource\tvirtual/local\tdestination/peer\tdir")
+			for _, cn := range conns {
+				dir := "in"
+				if cn.Reverse {
+					dir = "out"
+				}
+				fmt.Fprintf(w, "%s\tidle %.0fs\t%s\t%s\t%s\t%s\t%s\n", cn.Protocol, cn.IdleSecs, cn.State, cn.From, cn.To, cn.Peer, dir)
+			}
+			return w.Flush()
+		},
+	}
+	list.Flags().StringVar(&vip, "service", "", "only the connections of this VIP")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+func newStatsCmd(g *globalFlags) *cobra.Command {
+	var c clientFlags
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Show drops by reason and XDP verdicts",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := c.client().Stats(cmd.Context())
+			if err != nil {
+				return daemonError(err)
+			}
+			if g.json {
+				return printJSON(cmd, st)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, part := range []struct {
+				title string
+				m     map[string]uint64
+			}{{"verdict", st.Verdicts}, {"drop reason", st.Drops}} {
+				keys := make([]string, 0, len(part.m))
+				for k := range part.m {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				fmt.Fprintf(w, "%s\tpackets\n", part.title)
+				for _, k := range keys {
+					fmt.Fprintf(w, "%s\t%d\n", k, part.m[k])
+				}
+				fmt.Fprintln(w, "\t")
+			}
+			return w.Flush()
+		},
+	}
+	c.register(cmd)
+	return cmd
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// Backend is what the server serves: the daemon.
+type Backend interface {
+	// Config returns a copy of the configuration in force.
+	Config() *config.Config
+	// Apply validates cfg, applies its difference with the configuration
+	// in force and returns what changed; on error nothing changed.
+	Apply(cfg *config.Config) (config.Changes, error)
+	// Status returns the services with their reals and counters.
+	Status() ([]datapath.ServiceStatus, error)
+	// Conns returns the connection entries; fn returns false to stop.
+	Conns(fn func(datapath.ConnEntry) bool) error
+	// Stats returns the data path's global counters.
+	Stats() (Stats, error)
+}
+
+// Stats are the data path's global counters.
+type Stats struct {
+	Drops    map[string]uint64 `json:"drops"`
+	Verdicts map[string]uint64 `json:"verdicts"`
+}
+
+// Counters are packet, byte and connection counters (ipvsadm's columns).
+type Counters struct {
+	Conns      uint64 `json:"conns"`
+	InPackets  uint64 `json:"in_packets"`
+	OutPackets uint64 `json:"out_packets"`
+	InBytes    uint64 `json:"in_bytes"`
+	OutBytes   uint64 `json:"out_bytes"`
+}
+
+// Real is a real server as the API shows it.
+type Real struct {
+	Address       string   `json:"address"`
+	Port          uint16   `json:"port"`
+	Weight        uint32   `json:"weight"`
+	ActiveConns   int      `json:"active_conns"`
+	InactiveConns int      `json:"inactive_conns"`
+	Stats         Counters `json:"stats"`
+}
+
+// Service is a virtual service as the API shows it.
+type Service struct {
+	Name      string   `json:"name,omitempty"`
+	VIP       string   `json:"vip"`
+	Port      uint16   `json:"port"`
+	Protocol  string   `json:"protocol"`
+	Scheduler string   `json:"scheduler"`
+	Mode      string   `json:"mode"`
+	LocalIPs  []string `json:"local_ips"`
+	Stats     Counters `json:"stats"`
+	Reals     []Real   `json:"reals"`
+}
+
+// Conn is one connection-table entry.
+type Conn struct {
+	Protocol string  `json:"protocol"`
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Peer     string  `json:"peer"`
+	Reverse  bool    `json:"reverse"`
+	State    string  `json:"state"`
+	IdleSecs float64 `json:"idle_seconds"`
+}
+
+// ApplyResult says what an apply changed.
+type ApplyResult struct {
+	Changed bool     `json:"changed"`
+	Changes []string `json:"changes"`
+}
+
+// Error is the body of every error response.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Version is the daemon's version.
+type Version struct {
+	Version string `json:"version"`
+}
+
+func countersOf(c datapath.Counters) Counters {
+	return Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// DefaultPinPath is the bpffs directory the daemon pins its maps in.
+const DefaultPinPath = "/sys/fs/bpf/xlb"
+
+// Options configure Run.
+type Options struct {
+	ConfigPath  string // YAML configuration (required)
+	Socket      string // API unix socket (default api.DefaultSocket)
+	MetricsAddr string // Prometheus address, e.g. 127.0.0.1:9468 ("" = off)
+	PinPath     string // bpffs directory (default DefaultPinPath; "none" = no pinning)
+	Mode        string // native | generic; overrides the file's xdp_mode
+	Version     string
+	Log         *slog.Logger
+}
+
+// Daemon is a running xlb daemon.
+type Daemon struct {
+	opts  Options
+	log   *slog.Logger
+	dp    *datapath.Datapath
+	mu    sync.Mutex // serialises changes
+	cfg   *config.Config
+	cur   *config.Desired
+	addrs hostAddrSet
+}
+
+// Run starts the daemon and serves until ctx ends or SIGINT/SIGTERM. On the
+// way out it removes the host addresses it added and detaches; pinned maps
+// (and the connections in them) stay for the next start.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Socket == "" {
+		opts.Socket = api.DefaultSocket
+	}
+	if opts.PinPath == "" {
+		opts.PinPath = DefaultPinPath
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	cfg, err := config.Load(opts.ConfigPath)
+	if err != nil {
+		return err
+	}
+	if opts.Mode != "" {
+		cfg.XDPMode = opts.Mode
+	}
+	want, err := cfg.Desired()
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.ConfigPath, err)
+	}
+	d := &Daemon{opts: opts, log: opts.Log}
+	if err := d.start(cfg, want); err != nil {
+		d.stop()
+		return err
+	}
+	defer d.stop()
+
+	srv, err := d.serveAPI()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if opts.MetricsAddr != "" {
+		msrv, err := d.serveMetrics(opts.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		defer msrv.Close()
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	d.log.Info("xlb daemon running", "config", opts.ConfigPath, "socket", opts.Socket,
+		"interfaces", want.Interfaces, "services", len(want.Services), "pin_path", opts.PinPath)
+	for {
+		select {
+		case <-ctx.Done():
+			d.log.Info("xlb daemon stopping")
+			return nil
+		case <-hup:
+			d.reload()
+		}
+	}
+}
+
+// start mounts bpffs, loads the data path, attaches it, applies the
+// configuration and takes the host addresses.
+func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
+	pin := d.opts.PinPath
+	if pin == "none" {
+		pin = ""
+	} else if err := ensureBPFFS(pin); err != nil {
+		return err
+	}
+	dp, err := datapath.Load(datapath.Options{PinPath: pin})
+	if err != nil {
+		return err
+	}
+	d.dp = dp
+	for _, ifname := range want.Interfaces {
+		if err := dp.Attach(ifname, want.Mode); err != nil {
+			return err
+		}
+	}
+	if _, err := transition(dp, &config.Desired{Settings: dp.Settings()}, want); err != nil {
+		return err
+	}
+	d.cfg, d.cur = cfg, want
+	return d.addrs.sync(hostAddrs(want))
+}
+
+func (d *Daemon) stop() {
+	if err := d.addrs.sync(nil); err != nil {
+		d.log.Warn("remove host addresses", "err", err)
+	}
+	if d.dp != nil {
+		if err := d.dp.Close(); err != nil {
+			d.log.Warn("detach", "err", err)
+		}
+	}
+}
+
+// ensureBPFFS makes dir on a bpffs, mounting one at /sys/fs/bpf if the
+// directory's file system is not bpffs.
+func ensureBPFFS(dir string) error {
+	var st unix.Statfs_t
+	parent := filepath.Dir(dir)
+	if err := unix.Statfs(parent, &st); err != nil || st.Type != unix.BPF_FS_MAGIC {
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return fmt.Errorf("bpffs at %s: %w", parent, err)
+		}
+		if err := unix.Mount("bpf", parent, "bpf", 0, "mode=0700"); err != nil {
+			return fmt.Errorf("mount bpffs at %s: %w", parent, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("pin directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// reload re-reads the configuration file (SIGHUP) and applies it.
+func (d *Daemon) reload() {
+	cfg, err := config.Parse(mustRead(d.opts.ConfigPath))
+	if err == nil {
+		_, err = d.Apply(cfg)
+	}
+	if err != nil {
+		d.log.Error("reload refused, configuration unchanged", "config", d.opts.ConfigPath, "err", err)
+	}
+}
+
+func mustRead(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil // Parse reports the empty document
+	}
+	return b
+}
+
+// Config implements api.Backend: a deep copy of the configuration in force.
+func (d *Daemon) Config() *config.Config {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg.Clone()
+}
+
+// Apply implements api.Backend.
+func (d *Daemon) Apply(cfg *config.Config) (config.Changes, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	want, err := cfg.Desired()
+	if err != nil {
+		return config.Changes{}, err
+	}
+	if !sameStrings(want.Interfaces, d.cur.Interfaces) || want.Mode != d.cur.Mode {
+		return config.Changes{}, &config.ValidationError{Problems: []string{
+			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
+	}
+	changes, err := transition(d.dp, d.cur, want)
+	if err != nil {
+		return changes, err
+	}
+	d.cfg, d.cur = cfg.Clone(), want
+	if err := d.addrs.sync(hostAddrs(want)); err != nil {
+		return changes, fmt.Errorf("applied, but host addresses: %w", err)
+	}
+	if !changes.Empty() {
+		d.log.Info("configuration applied", "changes", changes.String())
+	}
+	return changes, nil
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Status implements api.Backend.
+func (d *Daemon) Status() ([]datapath.ServiceStatus, error) { return d.dp.Status() }
+
+// Conns implements api.Backend.
+func (d *Daemon) Conns(fn func(datapath.ConnEntry) bool) error { return d.dp.Conns(fn) }
+
+// Stats implements api.Backend.
+func (d *Daemon) Stats() (api.Stats, error) {
+	drops, err := d.dp.Drops()
+	if err != nil {
+		return api.Stats{}, err
+	}
+	verdicts, err := d.dp.Verdicts()
+	if err != nil {
+		return api.Stats{}, err
+	}
+	st := api.Stats{Drops: map[string]uint64{}, Verdicts: map[string]uint64{}}
+	for r, n := range drops {
+		st.Drops[r.String()] = n
+	}
+	for v, n := range verdicts {
+		st.Verdicts[v.String()] = n
+	}
+	return st, nil
+}
+
+// serveAPI listens on the unix socket (mode 0600) and serves the API.
+func (d *Daemon) serveAPI() (*http.Server, error) {
+	sock := d.opts.Socket
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		return nil, fmt.Errorf("api socket directory: %w", err)
+	}
+	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("remove stale api socket: %w", err)
+	}
+	old := unix.Umask(0o077)
+	ln, err := net.Listen("unix", sock)
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("api socket %s: %w", sock, err)
+	}
+	srv := &http.Server{Handler: api.Handler(d, d.opts.Version, d.log), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("api server", "err", err)
+		}
+	}()
+	return srv, nil
+}

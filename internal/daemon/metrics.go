@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// collector reads the data path's counters at every scrape: nothing is
+// copied between scrapes, so the figures are the maps' own.
+type collector struct {
+	d *Daemon
+
+	svcPackets, svcBytes, svcConns       *prometheus.Desc
+	realPackets, realBytes, realConns    *prometheus.Desc
+	realActive, realInactive, realWeight *prometheus.Desc
+	drops, verdicts, up, scrapeErrors    *prometheus.Desc
+}
+
+var (
+	svcLabels  = []string{"vip", "port", "protocol"}
+	realLabels = []string{"vip", "port", "protocol", "real", "real_port"}
+)
+
+func newCollector(d *Daemon) *collector {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("xlb_"+name, help, labels, nil)
+	}
+	dir := func(l []string) []string { return append(append([]string{}, l...), "direction") }
+	return &collector{
+		d:            d,
+		svcPackets:   desc("service_packets_total", "Packets of a service, direction in (client to real) or out.", dir(svcLabels)...),
+		svcBytes:     desc("service_bytes_total", "Bytes of a service by direction.", dir(svcLabels)...),
+		svcConns:     desc("service_connections_total", "Connections a service scheduled.", svcLabels...),
+		realPackets:  desc("real_packets_total", "Packets of a real by direction.", dir(realLabels)...),
+		realBytes:    desc("real_bytes_total", "Bytes of a real by direction.", dir(realLabels)...),
+		realConns:    desc("real_connections_total", "Connections scheduled to a real.", realLabels...),
+		realActive:   desc("real_active_connections", "Established connections of a real (ipvsadm ActiveConn).", realLabels...),
+		realInactive: desc("real_inactive_connections", "Other live connections of a real (ipvsadm InActConn).", realLabels...),
+		realWeight:   desc("real_weight", "Weight of a real; 0 drains it.", realLabels...),
+		drops:        desc("drops_total", "Packets the data path dropped, by reason.", "reason"),
+		verdicts:     desc("xdp_verdicts_total", "Packets by final XDP action.", "verdict"),
+		up:           desc("up", "1 when the daemon reads its data path."),
+		scrapeErrors: desc("scrape_errors", "1 when this scrape could not read some counters."),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.realPackets, c.realBytes,
+		c.realConns, c.realActive, c.realInactive, c.realWeight, c.drops, c.verdicts, c.up, c.scrapeErrors} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	failed := 0.0
+	st, err := c.d.Status()
+	if err != nil {
+		failed = 1
+	}
+	for _, s := range st {
+		sl := []string{s.Key.VIP.String(), strconv.Itoa(int(s.Key.Port)), s.Key.Proto.String()}
+		counter(c.svcPackets, s.Stats.InPackets, append(sl, "in")...)
+		counter(c.svcPackets, s.Stats.OutPackets, append(sl, "out")...)
+		counter(c.svcBytes, s.Stats.InBytes, append(sl, "in")...)
+		counter(c.svcBytes, s.Stats.OutBytes, append(sl, "out")...)
+		counter(c.svcConns, s.Stats.Conns, sl...)
+		for _, r := range s.Reals {
+			rl := append(append([]string{}, sl...), r.Addr.String(), strconv.Itoa(int(r.Port)))
+			counter(c.realPackets, r.Stats.InPackets, append(rl, "in")...)
+			counter(c.realPackets, r.Stats.OutPackets, append(rl, "out")...)
+			counter(c.realBytes, r.Stats.InBytes, append(rl, "in")...)
+			counter(c.realBytes, r.Stats.OutBytes, append(rl, "out")...)
+			counter(c.realConns, r.Stats.Conns, rl...)
+			gauge(c.realActive, float64(r.ActiveConns), rl...)
+			gauge(c.realInactive, float64(r.InactiveConns), rl...)
+			gauge(c.realWeight, float64(r.Weight), rl...)
+		}
+	}
+	stats, err := c.d.Stats()
+	if err != nil {
+		failed = 1
+	}
+	for reason, n := range stats.Drops {
+		counter(c.drops, n, reason)
+	}
+	for verdict, n := range stats.Verdicts {
+		counter(c.verdicts, n, verdict)
+	}
+	gauge(c.up, 1-failed)
+	gauge(c.scrapeErrors, failed)
+}
+
+// serveMetrics serves /metrics on addr.
+func (d *Daemon) serveMetrics(addr string) (*http.Server, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(d), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics address %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("metrics server", "err", err)
+		}
+	}()
+	return srv, nil
+}
