@@ -3,8 +3,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	osexec "os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,16 +25,49 @@ func newLabCmd() *cobra.Command {
 	cmd.PersistentFlags().Uint8Var(&topo.Net, "net", topo.Net, "second octet of the lab's addresses (10.NET.0.0/16)")
 	cmd.PersistentFlags().IntVar(&topo.Reals, "reals", topo.Reals, "number of real servers")
 
+	// down and exec find a lab that is up by its name: its net and size
+	// are what `lab up` recorded, whatever the flags say.
+	saved := func(cmd *cobra.Command) error {
+		t, ok, err := lab.Saved(topo.Name)
+		if err != nil || !ok {
+			return err
+		}
+		for flag, differs := range map[string]bool{"net": t.Net != topo.Net, "reals": t.Reals != topo.Reals} {
+			if cmd.Flags().Changed(flag) && differs {
+				return usageError{fmt.Errorf("--%s: lab %s is up with net %d and %d reals", flag, t.Name, t.Net, t.Reals)}
+			}
+		}
+		topo = t
+		return nil
+	}
+
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Create the lab's namespaces, links and addresses",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find the xlb binary: %w", err)
+			}
 			if err := topo.Up(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "lab %s up: VIP %s, local IP %s, client %s, %d reals\n",
-				topo.Name, topo.VIP(), topo.LocalIP(), topo.ClientAddr(), topo.Reals)
+			if _, err := topo.StartServers(lab.XLBServe(self), true); err != nil {
+				_ = topo.Down()
+				return err
+			}
+			cfg, _, _ := topo.DaemonFiles()
+			if err := topo.WriteConfig(topo.Config("rr")); err != nil {
+				_ = topo.Down()
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "lab %s up: client %s, lb on %s, reals %s..%s answering HTTP and UDP echo on port %d\n",
+				topo.Name, topo.ClientAddr(), strings.Join(topo.LBInterfaces(), ","), topo.RealAddr(1), topo.RealAddr(topo.Reals), lab.ServicePort)
+			fmt.Fprintf(w, "a daemon config for VIP %s and [%s] (local IPs %s, %s) is in %s:\n", topo.VIP(), topo.VIP6(), topo.LocalIP(), topo.LocalIP6(), cfg)
+			fmt.Fprintf(w, "  xlb lab exec lb -- xlb daemon --config %s &\n", cfg)
+			fmt.Fprintf(w, "  xlb lab exec client -- curl -s http://%s/\n", topo.VIP())
 			return nil
 		},
 	}
@@ -39,7 +75,12 @@ func newLabCmd() *cobra.Command {
 		Use:   "down",
 		Short: "Remove the lab's namespaces and everything in them",
 		Args:  noArgs,
-		RunE:  func(*cobra.Command, []string) error { return topo.Down() },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := saved(cmd); err != nil {
+				return err
+			}
+			return topo.Down()
+		},
 	}
 	var requests int
 	var generic bool
@@ -63,6 +104,36 @@ func newLabCmd() *cobra.Command {
 	demo.Flags().IntVar(&requests, "requests", 12, "HTTP requests and UDP datagrams to send")
 	demo.Flags().BoolVar(&generic, "generic", false, "attach XDP in generic mode instead of native")
 
+	exec := &cobra.Command{
+		Use:   "exec NODE -- CMD [ARGS...]",
+		Short: "Run a command inside a lab node (client, lb, realN)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 && args[1] == "--" {
+				args = append(args[:1], args[2:]...)
+			}
+			if err := saved(cmd); err != nil {
+				return err
+			}
+			if len(args) < 2 {
+				return usageError{fmt.Errorf("want a node and a command: xlb lab exec NODE -- CMD [ARGS...]")}
+			}
+			ns, err := topo.Node(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			c := topo.Exec(ns, args[1], args[2:]...)
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			var ee *osexec.ExitError
+			if err := c.Run(); errors.As(err, &ee) {
+				return exitStatus(ee.ExitCode())
+			} else if err != nil {
+				return fmt.Errorf("run in %s: %w", ns, err)
+			}
+			return nil
+		},
+	}
+	exec.Flags().SetInterspersed(false) // the command's flags are its own
+
 	var name, listen string
 	serve := &cobra.Command{
 		Use:    "serve",
@@ -76,6 +147,6 @@ func newLabCmd() *cobra.Command {
 	serve.Flags().StringVar(&name, "name", "real", "name the server answers with")
 	serve.Flags().StringVar(&listen, "listen", ":80", "address to listen on (TCP and UDP)")
 
-	cmd.AddCommand(up, down, demo, serve)
+	cmd.AddCommand(up, down, exec, demo, serve)
 	return cmd
 }

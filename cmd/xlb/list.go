@@ -11,49 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xlb-dev/xlb/internal/api"
-	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/listing"
 )
-
-// statusOf turns the API's services back into the listing's input.
-func statusOf(svcs []api.Service) ([]datapath.ServiceStatus, error) {
-	out := make([]datapath.ServiceStatus, 0, len(svcs))
-	for _, s := range svcs {
-		vip, err := netip.ParseAddr(s.VIP)
-		if err != nil {
-			return nil, fmt.Errorf("daemon sent vip %q: %w", s.VIP, err)
-		}
-		proto, err := datapath.ParseProto(s.Protocol)
-		if err != nil {
-			return nil, err
-		}
-		sched, err := datapath.ParseScheduler(s.Scheduler)
-		if err != nil {
-			return nil, err
-		}
-		st := datapath.ServiceStatus{
-			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched},
-			Stats:   counters(s.Stats),
-		}
-		for _, r := range s.Reals {
-			addr, err := netip.ParseAddr(r.Address)
-			if err != nil {
-				return nil, fmt.Errorf("daemon sent real %q: %w", r.Address, err)
-			}
-			st.Reals = append(st.Reals, datapath.RealStatus{
-				Real:  datapath.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
-				Stats: counters(r.Stats), ActiveConns: r.ActiveConns, InactiveConns: r.InactiveConns,
-			})
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-func counters(c api.Counters) datapath.Counters {
-	return datapath.Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
-}
 
 func newListCmd(g *globalFlags) *cobra.Command {
 	var c clientFlags
@@ -74,7 +33,7 @@ func newListCmd(g *globalFlags) *cobra.Command {
 			if g.json {
 				return printJSON(cmd, svcs)
 			}
-			cur, err := statusOf(svcs)
+			cur, err := listing.FromAPI(svcs)
 			if err != nil {
 				return err
 			}
@@ -92,7 +51,7 @@ func newListCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return daemonError(err)
 			}
-			next, err := statusOf(svcs2)
+			next, err := listing.FromAPI(svcs2)
 			if err != nil {
 				return err
 			}

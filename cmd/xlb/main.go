@@ -18,11 +18,20 @@ import (
 // usageError marks errors in the command line itself (exit code 2).
 type usageError struct{ error }
 
+// exitStatus passes on the exit code of a command xlb ran (lab exec).
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
 	if err := root.ExecuteContext(ctx); err != nil {
+		var status exitStatus
+		if errors.As(err, &status) {
+			os.Exit(int(status)) // the command it ran said why
+		}
 		fmt.Fprintln(os.Stderr, "xlb:", err)
 		var ue usageError
 		if errors.As(err, &ue) {

@@ -8,82 +8,162 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 
 	"gopkg.in/yaml.v3"
 )
 
-// Config is a parsed configuration file, not yet validated.
+// Config is a parsed, not yet validated, configuration file.
 type Config struct {
-	Interfaces     []string  `yaml:"interfaces" json:"interfaces"`
-	XDPMode        string    `yaml:"xdp_mode,omitempty" json:"xdp_mode,omitempty"`
-	Timeouts       *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
-	LocalPortRange string    `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
-	Services       []Service `yaml:"services" json:"services"`
+	// Interfaces are the interfaces XDP is attached to.
+	Interfaces []string `yaml:"interfaces" json:"interfaces"`
+	// XDPMode is native (the default) or generic.
+	XDPMode string `yaml:"xdp_mode,omitempty" json:"xdp_mode,omitempty"`
+	// Timeouts override the data path's connection timeouts.
+	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	// LocalPortRange is "FIRST-LAST", the local ports FullNAT uses.
+	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
+	// Services are the virtual services.
+	Services []Service `yaml:"services" json:"services"`
 }
 
 // Timeouts are connection timeouts in seconds, as `ipvsadm --set tcp
-// tcpfin udp`; zero keeps the default.
+// tcpfin udp` sets them. A key the file leaves out keeps the default; a
+// key it gives must be 1 to 31536000 (a year).
 type Timeouts struct {
-	TCP    int `yaml:"tcp,omitempty" json:"tcp,omitempty"`
-	TCPFin int `yaml:"tcp_fin,omitempty" json:"tcp_fin,omitempty"`
+	TCP    int `yaml:"tcp,omitempty" json:"tcp,omitempty"`         // established TCP
+	TCPFin int `yaml:"tcp_fin,omitempty" json:"tcp_fin,omitempty"` // TCP after a FIN
 	UDP    int `yaml:"udp,omitempty" json:"udp,omitempty"`
+
+	// given records which keys the YAML document wrote, so that an
+	// explicit 0 is told apart from a key left out.
+	given timeoutKeys
 }
 
-// Service is a virtual service.
+// timeoutKeys is a set of timeout keys, one bit each.
+type timeoutKeys uint8
+
+const (
+	givenTCP timeoutKeys = 1 << iota
+	givenTCPFin
+	givenUDP
+)
+
+// UnmarshalYAML decodes the timeouts and records which keys are present.
+// It uses yaml.v3's callback form on purpose: the callback decodes with
+// the calling decoder, so KnownFields still rejects unknown keys, with
+// their line numbers.
+func (t *Timeouts) UnmarshalYAML(unmarshal func(any) error) error {
+	var raw struct {
+		TCP    *int `yaml:"tcp"`
+		TCPFin *int `yaml:"tcp_fin"`
+		UDP    *int `yaml:"udp"`
+	}
+	// The error is returned as is: yaml.v3 merges a *yaml.TypeError
+	// into the document's list of errors only when it is not wrapped.
+	if err := unmarshal(&raw); err != nil {
+		return err
+	}
+	*t = Timeouts{}
+	for _, f := range []struct {
+		src *int
+		dst *int
+		key timeoutKeys
+	}{
+		{raw.TCP, &t.TCP, givenTCP},
+		{raw.TCPFin, &t.TCPFin, givenTCPFin},
+		{raw.UDP, &t.UDP, givenUDP},
+	} {
+		if f.src != nil {
+			*f.dst = *f.src
+			t.given |= f.key
+		}
+	}
+	return nil
+}
+
+// Service is a virtual service and its reals.
 type Service struct {
-	Name      string   `yaml:"name,omitempty" json:"name,omitempty"`
-	VIP       string   `yaml:"vip" json:"vip"`
-	Port      int      `yaml:"port" json:"port"`
-	Protocol  string   `yaml:"protocol" json:"protocol"`
-	Scheduler string   `yaml:"scheduler,omitempty" json:"scheduler,omitempty"`
-	Mode      string   `yaml:"mode,omitempty" json:"mode,omitempty"`
-	LocalIPs  []string `yaml:"local_ips,omitempty" json:"local_ips,omitempty"`
-	Reals     []Real   `yaml:"reals,omitempty" json:"reals,omitempty"`
+	// Name is optional; when given it is unique.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	VIP  string `yaml:"vip" json:"vip"`
+	// Port is the service's port; 0 takes every port of the VIP that has
+	// no service of its own.
+	Port int `yaml:"port" json:"port"`
+	// Protocol is tcp or udp.
+	Protocol string `yaml:"protocol" json:"protocol"`
+	// Scheduler is rr (the default), wrr, mh or sh.
+	Scheduler string `yaml:"scheduler,omitempty" json:"scheduler,omitempty"`
+	// Mode is the forwarding method; only fullnat (the default) exists.
+	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// LocalIPs are the source addresses FullNAT uses towards the reals.
+	LocalIPs []string `yaml:"local_ips,omitempty" json:"local_ips,omitempty"`
+	// Reals are the real servers; a service may have none.
+	Reals []Real `yaml:"reals,omitempty" json:"reals,omitempty"`
 }
 
-// Real is a real server of a service. Weight defaults to 1; 0 drains.
+// Real is a real server of a service.
 type Real struct {
 	Address string `yaml:"address" json:"address"`
-	Port    int    `yaml:"port" json:"port"`
-	Weight  *int   `yaml:"weight,omitempty" json:"weight,omitempty"`
+	// Port is the real's port; 0 keeps the client's destination port
+	// (and is the only port a port-0 service's reals can have).
+	Port int `yaml:"port" json:"port"`
+	// Weight defaults to 1 when nil; 0 drains the real: it gets no new
+	// connections and keeps those it has.
+	Weight *int `yaml:"weight,omitempty" json:"weight,omitempty"`
 }
 
-// Parse reads a configuration strictly: unknown keys are errors.
+// Parse decodes a configuration strictly: an unknown key is an error that
+// names the key and its line, and so is an empty document or a second
+// document in the same input. It does not validate the values.
 func Parse(data []byte) (*Config, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("configuration is empty")
-	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Config
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("parse configuration: the document is empty")
+		}
+		return nil, fmt.Errorf("parse configuration: %w", err)
 	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, errors.New("configuration: more than one YAML document")
+	if reflect.DeepEqual(c, Config{}) {
+		return nil, errors.New("parse configuration: the document is empty")
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, fmt.Errorf("parse configuration: %w", err)
+	default:
+		return nil, fmt.Errorf("parse configuration: line %d: a second YAML document; want one", next.Line)
 	}
 	return &c, nil
 }
 
-// Load reads, parses and validates a configuration file.
+// Load reads, parses and validates a configuration file. Its errors name
+// the file.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read configuration: %w", err)
 	}
 	c, err := Parse(data)
-	if err == nil {
-		err = c.Validate()
-	}
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		var ve *ValidationError
+		if errors.As(err, &ve) && len(ve.Problems) > 1 {
+			return nil, fmt.Errorf("%s: %d problems:\n%w", path, len(ve.Problems), err)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// Clone returns a deep copy.
+// Clone returns a deep copy of the configuration; a nil Config clones to
+// an empty one.
 func (c *Config) Clone() *Config {
 	if c == nil {
 		return &Config{}
@@ -94,24 +174,23 @@ func (c *Config) Clone() *Config {
 		t := *c.Timeouts
 		out.Timeouts = &t
 	}
-	out.Services = make([]Service, len(c.Services))
+	if c.Services != nil {
+		out.Services = make([]Service, len(c.Services))
+	}
 	for i, s := range c.Services {
 		s.LocalIPs = slices.Clone(s.LocalIPs)
-		reals := make([]Real, len(s.Reals))
-		for j, r := range s.Reals {
-			if r.Weight != nil {
-				w := *r.Weight
-				r.Weight = &w
+		if s.Reals != nil {
+			reals := make([]Real, len(s.Reals))
+			for j, r := range s.Reals {
+				if r.Weight != nil {
+					w := *r.Weight
+					r.Weight = &w
+				}
+				reals[j] = r
 			}
-			reals[j] = r
+			s.Reals = reals
 		}
-		s.Reals = reals
 		out.Services[i] = s
 	}
 	return &out
-}
-
-// Marshal writes the configuration as YAML.
-func (c *Config) Marshal() ([]byte, error) {
-	return yaml.Marshal(c)
 }

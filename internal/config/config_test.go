@@ -3,7 +3,10 @@
 package config
 
 import (
+	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,87 +14,197 @@ import (
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
-const valid = `
-interfaces: [eth0, eth1]
+// valid is a valid configuration that the test rows change one line of.
+const valid = `interfaces: [eth0, eth1]
 services:
   - name: web
-    vip: 10.100.0.10
+    vip: 10.0.0.1
     port: 80
     protocol: tcp
     scheduler: rr
     mode: fullnat
-    local_ips: [10.100.2.254]
+    local_ips: [10.0.2.254]
     reals:
-      - {address: 10.100.2.1, port: 8080, weight: 1}
-      - {address: 10.100.2.2, port: 8080}
+      - {address: 10.0.2.1, port: 8080, weight: 1}
+      - {address: 10.0.2.2, port: 8080}
 `
 
-// with returns the valid configuration with one line replaced.
-func with(old, new string) string {
+// with returns valid with the first old replaced by new.
+func with(t testing.TB, old, new string) string {
+	t.Helper()
 	if !strings.Contains(valid, old) {
-		panic("no " + old)
+		t.Fatalf("the valid configuration has no %q", old)
 	}
 	return strings.Replace(valid, old, new, 1)
 }
 
-func TestValidation(t *testing.T) {
+// addService returns valid with one more service, in flow style.
+func addService(svc string) string { return valid + "  - " + svc + "\n" }
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		have string
+		want string // substring of the error; "" = parses
+	}{
+		{"valid", valid, ""},
+		{"unknown top-level key", valid + "servces: []\n", "line 13: field servces not found"},
+		{"unknown service key", strings.Replace(valid, "    port: 80\n", "    port: 80\n    prot: tcp\n", 1), "line 6: field prot not found"},
+		{"unknown real key", strings.Replace(valid, "port: 8080}", "port: 8080, wieght: 2}", 1), "field wieght not found"},
+		{"unknown timeouts key", valid + "timeouts: {tcp: 900, tcpfin: 120}\n", "line 13: field tcpfin not found"},
+		{"wrong type", strings.Replace(valid, "port: 80\n", "port: eighty\n", 1), "cannot unmarshal !!str `eighty` into int"},
+		{"syntax error", "interfaces: [eth0\n", "parse configuration: yaml: line"},
+		{"bad indentation", "interfaces: [eth0]\n services: []\n", "parse configuration: yaml:"},
+		{"empty", "", "the document is empty"},
+		{"blank", " \n\n", "the document is empty"},
+		{"only comments", "# nothing yet\n", "the document is empty"},
+		{"null", "~\n", "the document is empty"},
+		{"two documents", valid + "---\ninterfaces: [eth2]\n", "a second YAML document"},
+		{"not a mapping", "- eth0\n", "cannot unmarshal !!seq"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.have))
+			checkErr(t, err, tc.want)
+		})
+	}
+}
+
+// checkErr fails unless err contains want, or is nil when want is "".
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("unexpected error:\n%v", err)
+	case want != "" && err == nil:
+		t.Fatalf("no error, want one with %q", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("error:\n%v\ndoes not contain %q", err, want)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	nine := "local_ips: [10.0.2.1, 10.0.2.2, 10.0.2.3, 10.0.2.4, 10.0.2.5, 10.0.2.6, 10.0.2.7, 10.0.2.8, 10.0.2.9]"
+	eight := "local_ips: [10.0.2.1, 10.0.2.2, 10.0.2.3, 10.0.2.4, 10.0.2.5, 10.0.2.6, 10.0.2.7, 10.0.2.8]"
 	for _, tc := range []struct {
 		name string
 		have string
 		want string // substring of the error; "" = valid
 	}{
 		{"valid", valid, ""},
-		{"unknown top-level key", valid + "servces: []\n", "field servces not found"},
-		{"unknown service key", with("    port: 80\n", "    port: 80\n    prot: tcp\n"), "field prot not found"},
-		{"yaml syntax", "interfaces: [eth0\n", "configuration:"},
-		{"empty document", "  \n", "configuration is empty"},
-		{"no interfaces", with("interfaces: [eth0, eth1]", "interfaces: []"), "interfaces: at least one interface is required"},
-		{"empty interface name", with("interfaces: [eth0, eth1]", `interfaces: [eth0, ""]`), `interfaces[1]: "" is not an interface name`},
-		{"bad xdp mode", valid + "xdp_mode: turbo\n", `xdp_mode: "turbo": want native or generic`},
-		{"negative timeout", valid + "timeouts: {tcp: -1}\n", "timeouts.tcp: -1"},
-		{"bad port range", valid + "local_port_range: 2000-1000\n", `local_port_range: "2000-1000"`},
-		{"bad vip", with("vip: 10.100.0.10", "vip: 10.100.0.300"), `services[0].vip: "10.100.0.300" is not an IP address`},
-		{"mapped vip", with("vip: 10.100.0.10", "vip: ::ffff:10.100.0.10"), "services[0].vip: ::ffff:10.100.0.10 is an IPv4-mapped"},
-		{"port too big", with("port: 80\n", "port: 70000\n"), "services[0].port: 70000 is not a port"},
-		{"bad protocol", with("protocol: tcp", "protocol: sctp"), `services[0].protocol: "sctp": want tcp or udp`},
-		{"unknown scheduler", with("scheduler: rr", "scheduler: fifo"), `services[0].scheduler: unknown scheduler "fifo"`},
-		{"lc not yet", with("scheduler: rr", "scheduler: wlc"), `services[0].scheduler: "wlc" is not supported yet`},
-		{"dr not yet", with("mode: fullnat", "mode: dr"), `services[0].mode: "dr" is not supported yet`},
-		{"fullnat without local ips", with("    local_ips: [10.100.2.254]\n", ""), "services[0].local_ips: fullnat needs at least one local IP"},
-		{"too many local ips", with("local_ips: [10.100.2.254]", "local_ips: [10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, 10.0.0.7, 10.0.0.8, 10.0.0.9]"), "services[0].local_ips: 9 local IPs: at most 8"},
-		{"local ip of the other family", with("local_ips: [10.100.2.254]", "local_ips: [fd00::1]"), "services[0].local_ips[0]: fd00::1 is IPv6 but the VIP 10.100.0.10 is IPv4"},
-		{"local ip twice", with("local_ips: [10.100.2.254]", "local_ips: [10.100.2.254, 10.100.2.254]"), "services[0].local_ips[1]: 10.100.2.254 is also local_ips[0]"},
-		{"bad real address", with("address: 10.100.2.2,", "address: 10.0.0.300,"), `services[0].reals[1].address: "10.0.0.300" is not an IP address`},
-		{"real of the other family", with("address: 10.100.2.2,", "address: 2001:db8::1,"), "services[0].reals[1].address: 2001:db8::1 is IPv6 but the VIP 10.100.0.10 is IPv4"},
-		{"real port", with("port: 8080, weight: 1", "port: -1, weight: 1"), "services[0].reals[0].port: -1 is not a port"},
-		{"weight too high", with("weight: 1}", "weight: 70000}"), "services[0].reals[0].weight: 70000: want 0 to 65535"},
-		{"negative weight", with("weight: 1}", "weight: -1}"), "services[0].reals[0].weight: -1"},
-		{"real twice", with("address: 10.100.2.2, port: 8080", "address: 10.100.2.1, port: 8080"), "services[0].reals[1]: 10.100.2.1:8080 is also reals[0]"},
-		{"port-0 service with real port", with("port: 80\n", "port: 0\n"), "services[0].reals[0].port: 8080: a port-0 service keeps the client's port"},
-		{"duplicate service", valid + "  - {vip: 10.100.0.10, port: 80, protocol: tcp, local_ips: [10.100.2.254]}\n", "services[1]: duplicates services[0] (tcp 10.100.0.10:80)"},
-		{"duplicate name", valid + "  - {name: web, vip: 10.100.0.10, port: 81, protocol: tcp, local_ips: [10.100.2.254]}\n", `services[1].name: "web" is also the name of services[0]`},
-		{"service without reals", valid + "  - {vip: 10.100.0.10, port: 443, protocol: tcp, local_ips: [10.100.2.254]}\n", ""},
-		{"every problem reported", with("vip: 10.100.0.10", "vip: nope") + "xdp_mode: x\n", "xdp_mode"},
+		{"no interfaces", with(t, "[eth0, eth1]", "[]"), "interfaces: at least one interface is required"},
+		{"interfaces left out", strings.TrimPrefix(valid, "interfaces: [eth0, eth1]\n"), "interfaces: at least one interface is required"},
+		{"empty interface name", with(t, "[eth0, eth1]", `[eth0, ""]`), `interfaces[1]: "" is not an interface name: empty`},
+		{"interface name too long", with(t, "[eth0, eth1]", "[eth0, abcdefghijklmnop]"), `interfaces[1]: "abcdefghijklmnop" is not an interface name: longer than 15`},
+		{"interface name with a slash", with(t, "[eth0, eth1]", "[eth0, a/b]"), `interfaces[1]: "a/b" is not an interface name`},
+		{"interface twice", with(t, "[eth0, eth1]", "[eth0, eth0]"), `interfaces[1]: "eth0" is also interfaces[0]`},
+		{"xdp mode native", valid + "xdp_mode: native\n", ""},
+		{"xdp mode generic", valid + "xdp_mode: generic\n", ""},
+		{"bad xdp mode", valid + "xdp_mode: turbo\n", `xdp_mode: "turbo" is not an XDP mode (want native or generic)`},
+		{"timeouts", valid + "timeouts: {tcp: 1, tcp_fin: 120, udp: 31536000}\n", ""},
+		{"some timeouts", valid + "timeouts: {udp: 60}\n", ""},
+		{"zero timeout", valid + "timeouts: {tcp: 0}\n", "timeouts.tcp: 0 is out of range (want 1 to 31536000 seconds)"},
+		{"negative timeout", valid + "timeouts: {tcp_fin: -5}\n", "timeouts.tcp_fin: -5 is out of range"},
+		{"timeout over a year", valid + "timeouts: {udp: 31536001}\n", "timeouts.udp: 31536001 is out of range"},
+		{"port range", valid + "local_port_range: 1-65535\n", ""},
+		{"port range of one port", valid + "local_port_range: 5000-5000\n", ""},
+		{"port range reversed", valid + "local_port_range: 2000-1000\n", `local_port_range: "2000-1000" is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535`},
+		{"port range from 0", valid + "local_port_range: 0-1000\n", `local_port_range: "0-1000" is not FIRST-LAST`},
+		{"port range too high", valid + "local_port_range: 1025-65536\n", `local_port_range: "1025-65536" is not FIRST-LAST`},
+		{"port range not a range", valid + "local_port_range: 1025\n", `local_port_range: "1025" is not FIRST-LAST`},
+		{"vip not an IP", with(t, "vip: 10.0.0.1", "vip: 10.0.0.300"), `services[0].vip: "10.0.0.300" is not an IP address`},
+		{"vip missing", with(t, "    vip: 10.0.0.1\n", ""), "services[0].vip: an IP address is required"},
+		{"vip IPv4-mapped", with(t, "vip: 10.0.0.1", `vip: "::ffff:10.0.0.1"`), "services[0].vip: ::ffff:10.0.0.1 is an IPv4-mapped IPv6 address; write it as 10.0.0.1"},
+		{"vip unspecified", with(t, "vip: 10.0.0.1", "vip: 0.0.0.0"), "services[0].vip: 0.0.0.0 is not a unicast address"},
+		{"vip with a zone", with(t, "vip: 10.0.0.1", `vip: "fe80::1%eth0"`), "services[0].vip: fe80::1%eth0 has a zone"},
+		{"port 0", with(t, "port: 80\n", "port: 0\n"), "services[0].reals[0].port: 8080: a port-0 service keeps the client's port"},
+		{"port 65535", with(t, "port: 80\n", "port: 65535\n"), ""},
+		{"port negative", with(t, "port: 80\n", "port: -1\n"), "services[0].port: -1 is not a port (want 0 to 65535; 0 = every port of the VIP)"},
+		{"port too big", with(t, "port: 80\n", "port: 65536\n"), "services[0].port: 65536 is not a port"},
+		{"protocol udp", with(t, "protocol: tcp", "protocol: udp"), ""},
+		{"protocol sctp", with(t, "protocol: tcp", "protocol: sctp"), `services[0].protocol: "sctp" is not a protocol (want tcp or udp)`},
+		{"protocol missing", with(t, "    protocol: tcp\n", ""), `services[0].protocol: "" is not a protocol`},
+		{"scheduler wrr", with(t, "scheduler: rr", "scheduler: wrr"), ""},
+		{"scheduler mh", with(t, "scheduler: rr", "scheduler: mh"), ""},
+		{"scheduler sh", with(t, "scheduler: rr", "scheduler: sh"), ""},
+		{"scheduler left out", with(t, "    scheduler: rr\n", ""), ""},
+		{"unknown scheduler", with(t, "scheduler: rr", "scheduler: fifo"), `services[0].scheduler: unknown scheduler "fifo" (want rr, wrr, mh or sh)`},
+		{"lc not yet", with(t, "scheduler: rr", "scheduler: lc"), `services[0].scheduler: "lc" is not supported yet`},
+		{"wlc not yet", with(t, "scheduler: rr", "scheduler: wlc"), `services[0].scheduler: "wlc" is not supported yet`},
+		{"mode left out", with(t, "    mode: fullnat\n", ""), ""},
+		{"dr not yet", with(t, "mode: fullnat", "mode: dr"), `services[0].mode: "dr" is not supported yet (fullnat is)`},
+		{"nat not yet", with(t, "mode: fullnat", "mode: nat"), `services[0].mode: "nat" is not supported yet`},
+		{"tunnel not yet", with(t, "mode: fullnat", "mode: tunnel"), `services[0].mode: "tunnel" is not supported yet`},
+		{"unknown mode", with(t, "mode: fullnat", "mode: snat"), `services[0].mode: unknown mode "snat" (want fullnat)`},
+		{"fullnat without local IPs", with(t, "    local_ips: [10.0.2.254]\n", ""), "services[0].local_ips: fullnat needs at least one local IP"},
+		{"eight local IPs", with(t, "local_ips: [10.0.2.254]", eight), ""},
+		{"nine local IPs", with(t, "local_ips: [10.0.2.254]", nine), "services[0].local_ips: 9 local IPs; at most 8"},
+		{"local IP not an IP", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, nope]"), `services[0].local_ips[1]: "nope" is not an IP address`},
+		{"local IP of the other family", with(t, "local_ips: [10.0.2.254]", `local_ips: ["fd00::1"]`), "services[0].local_ips[0]: fd00::1 is IPv6 but the VIP 10.0.0.1 is IPv4"},
+		{"local IP IPv4-mapped", with(t, "local_ips: [10.0.2.254]", `local_ips: ["::ffff:10.0.2.254"]`), "services[0].local_ips[0]: ::ffff:10.0.2.254 is an IPv4-mapped IPv6 address"},
+		{"local IP twice", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, 10.0.2.254]"), "services[0].local_ips[1]: 10.0.2.254 is also local_ips[0]"},
+		{"real address bad", with(t, "address: 10.0.2.2,", "address: 10.0.0.300,"), `services[0].reals[1].address: "10.0.0.300" is not an IP address`},
+		{"real address IPv6 for an IPv4 VIP", with(t, "address: 10.0.2.2,", `address: "2001:db8::1",`), "services[0].reals[1].address: 2001:db8::1 is IPv6 but the VIP 10.0.0.1 is IPv4"},
+		{"real address IPv4-mapped", with(t, "address: 10.0.2.2,", `address: "::ffff:10.0.2.2",`), "services[0].reals[1].address: ::ffff:10.0.2.2 is an IPv4-mapped IPv6 address"},
+		{"real port 0", with(t, "port: 8080}", "port: 0}"), ""},
+		{"real port negative", with(t, "port: 8080, weight: 1}", "port: -1, weight: 1}"), "services[0].reals[0].port: -1 is not a port"},
+		{"real port too big", with(t, "port: 8080}", "port: 65536}"), "services[0].reals[1].port: 65536 is not a port"},
+		{"port-0 service with port-0 reals", strings.ReplaceAll(with(t, "port: 80\n", "port: 0\n"), "port: 8080", "port: 0"), ""},
+		{"port-0 service with a real port", strings.Replace(with(t, "port: 80\n", "port: 0\n"), "port: 8080,", "port: 0,", 1), "services[0].reals[1].port: 8080: a port-0 service keeps the client's port, so its reals need port 0"},
+		{"weight 0 drains", with(t, "weight: 1}", "weight: 0}"), ""},
+		{"weight 65535", with(t, "weight: 1}", "weight: 65535}"), ""},
+		{"weight negative", with(t, "weight: 1}", "weight: -1}"), "services[0].reals[0].weight: -1 is out of range (want 0 to 65535; 0 drains)"},
+		{"weight too high", with(t, "weight: 1}", "weight: 65536}"), "services[0].reals[0].weight: 65536 is out of range"},
+		{"duplicate service", addService("{vip: 10.0.0.1, port: 80, protocol: tcp, local_ips: [10.0.2.254]}"), "services[1]: duplicates services[0] (tcp 10.0.0.1:80)"},
+		{"same VIP and port, other protocol", addService("{vip: 10.0.0.1, port: 80, protocol: udp, local_ips: [10.0.2.254]}"), ""},
+		{"duplicate IPv6 service spelt differently", addService(`{vip: "2001:db8::1", port: 80, protocol: tcp, local_ips: ["2001:db8::fe"]}`) + "  - " + `{vip: "2001:DB8:0::1", port: 80, protocol: tcp, local_ips: ["2001:db8::fe"]}` + "\n", "services[2]: duplicates services[1] (tcp [2001:db8::1]:80)"},
+		{"duplicate name", addService("{name: web, vip: 10.0.0.1, port: 443, protocol: tcp, local_ips: [10.0.2.254]}"), `services[1].name: "web" is also the name of services[0]`},
+		{"unnamed services", addService("{vip: 10.0.0.2, port: 80, protocol: tcp, local_ips: [10.0.2.254]}") + "  - {vip: 10.0.0.3, port: 80, protocol: tcp, local_ips: [10.0.2.254]}\n", ""},
+		{"duplicate real", with(t, "address: 10.0.2.2, port: 8080", "address: 10.0.2.1, port: 8080"), "services[0].reals[1]: 10.0.2.1:8080 is also reals[0]"},
+		{"same real address, other port", with(t, "address: 10.0.2.2, port: 8080", "address: 10.0.2.1, port: 8081"), ""},
+		{"service without reals", addService("{vip: 10.0.0.1, port: 443, protocol: tcp, local_ips: [10.0.2.254]}"), ""},
+		{"IPv6 service", addService(`{vip: "2001:db8::1", port: 80, protocol: tcp, local_ips: ["2001:db8::fe"], reals: [{address: "2001:db8::2", port: 80}]}`), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse([]byte(tc.have))
-			if err == nil {
-				err = c.Validate()
+			if err != nil {
+				t.Fatalf("parse: %v", err)
 			}
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("rejected: %v", err)
-			case tc.want != "" && err == nil:
-				t.Fatalf("accepted, want an error with %q", tc.want)
-			case tc.want != "" && !strings.Contains(err.Error(), tc.want):
-				t.Fatalf("error %q does not contain %q", err, tc.want)
+			err = c.Validate()
+			checkErr(t, err, tc.want)
+			var ve *ValidationError
+			if err != nil && !errors.As(err, &ve) {
+				t.Errorf("error %T is not a *ValidationError", err)
 			}
 		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	have := with(t, "vip: 10.0.0.1", "vip: nope") + "xdp_mode: turbo\n"
+	have = strings.Replace(have, "weight: 1}", "weight: -3}", 1)
+	c, err := Parse([]byte(have))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	if err := c.Validate(); !errors.As(err, &ve) {
+		t.Fatalf("Validate = %v, want a *ValidationError", err)
+	}
+	want := []string{
+		`xdp_mode: "turbo" is not an XDP mode (want native or generic)`,
+		`services[0].vip: "nope" is not an IP address`,
+		"services[0].reals[0].weight: -3 is out of range (want 0 to 65535; 0 drains)",
+	}
+	if strings.Join(ve.Problems, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", ve, strings.Join(want, "\n"))
+	}
+	if _, err := c.Desired(); !errors.As(err, &ve) {
+		t.Errorf("Desired = %v, want the *ValidationError", err)
 	}
 }
 
 func TestDesired(t *testing.T) {
-	c, err := Parse([]byte(valid + "timeouts: {tcp: 600}\nlocal_port_range: 2000-3000\nxdp_mode: generic\n"))
+	c, err := Parse([]byte(valid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,88 +212,120 @@ func TestDesired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := datapath.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: datapath.TCP}
-	if len(d.Services) != 1 || d.Services[0].Key != key || d.Services[0].Scheduler != datapath.RoundRobin {
-		t.Errorf("services %+v", d.Services)
+	if d.Settings != datapath.DefaultSettings() {
+		t.Errorf("settings %+v, want the defaults", d.Settings)
 	}
-	reals := d.Reals[key]
-	if len(reals) != 2 || reals[1].Weight != 1 || reals[1].Addr != netip.MustParseAddr("10.100.2.2") {
-		t.Errorf("reals %+v, want the second with the default weight 1", reals)
+	if d.Mode != datapath.ModeNative || strings.Join(d.Interfaces, ",") != "eth0,eth1" {
+		t.Errorf("mode %v, interfaces %v", d.Mode, d.Interfaces)
 	}
-	s := d.Settings
-	if s.TCPTimeout != 600*time.Second || s.UDPTimeout != 300*time.Second || s.LocalPortMin != 2000 || s.LocalPortMax != 3000 {
-		t.Errorf("settings %+v", s)
+	key := datapath.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: 80, Proto: datapath.TCP}
+	if len(d.Services) != 1 {
+		t.Fatalf("services %+v, want one", d.Services)
 	}
-	if d.Mode != datapath.ModeGeneric {
-		t.Errorf("mode %v, want generic", d.Mode)
+	s := d.Services[0]
+	if s.Key != key || s.Scheduler != datapath.RoundRobin || len(s.LocalIPs) != 1 || s.LocalIPs[0] != netip.MustParseAddr("10.0.2.254") || s.MaglevSize != 0 {
+		t.Errorf("service %+v", s)
 	}
-}
+	want := []datapath.Real{
+		{Addr: netip.MustParseAddr("10.0.2.1"), Port: 8080, Weight: 1},
+		{Addr: netip.MustParseAddr("10.0.2.2"), Port: 8080, Weight: 1}, // the default weight
+	}
+	if got := d.Reals[key]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("reals %+v, want %+v", got, want)
+	}
 
-func desired(t *testing.T, yaml string) *Desired {
-	t.Helper()
-	c, err := Parse([]byte(yaml))
-	if err != nil {
+	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\n" +
+		addService("{vip: 10.0.0.1, port: 443, protocol: udp, scheduler: sh, local_ips: [10.0.2.254]}")
+	if c, err = Parse([]byte(have)); err != nil {
 		t.Fatal(err)
 	}
-	d, err := c.Desired()
-	if err != nil {
+	if d, err = c.Desired(); err != nil {
 		t.Fatal(err)
 	}
-	return d
-}
-
-func TestDiff(t *testing.T) {
-	base := desired(t, valid)
-	key := base.Services[0].Key
-	for _, tc := range []struct {
-		name string
-		from *Desired
-		to   string
-		want string // Changes.String()
-	}{
-		{"from nothing", nil, valid, "add service tcp 10.100.0.10:80 (rr, local IPs [10.100.2.254])\nset reals of tcp 10.100.0.10:80: [10.100.2.1:8080 w1, 10.100.2.2:8080 w1]"},
-		{"identical", base, valid, ""},
-		{"reals reordered", base, strings.Replace(strings.Replace(valid, "10.100.2.1,", "10.100.2.X,", 1), "10.100.2.2,", "10.100.2.1,", 1), ""}, // order does not matter
-		{"weight changed", base, with("weight: 1}", "weight: 0}"), "set reals of tcp 10.100.0.10:80: [10.100.2.1:8080 w0, 10.100.2.2:8080 w1]"},
-		{"scheduler changed", base, with("scheduler: rr", "scheduler: mh"), "update service tcp 10.100.0.10:80 (mh, local IPs [10.100.2.254])"},
-		{"service removed", base, "interfaces: [eth0, eth1]\nservices: []\n", "remove service tcp 10.100.0.10:80"},
-		{"timeout changed", base, valid + "timeouts: {udp: 60}\n", "settings:"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			to := strings.Replace(tc.to, "10.100.2.X,", "10.100.2.2,", 1)
-			got := Diff(tc.from, desired(t, to)).String()
-			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
-				t.Errorf("changes:\n%s\nwant:\n%s", got, tc.want)
-			}
-		})
+	st := d.Settings
+	def := datapath.DefaultSettings()
+	if st.TCPTimeout != 600*time.Second || st.UDPTimeout != time.Minute || st.TCPFinTimeout != def.TCPFinTimeout ||
+		st.LocalPortMin != 20000 || st.LocalPortMax != 29999 || st.TCPSynTimeout != def.TCPSynTimeout {
+		t.Errorf("settings %+v", st)
 	}
-	if !Diff(base, base).Empty() {
-		t.Error("a configuration differs from itself")
+	if d.Mode != datapath.ModeGeneric || len(d.Services) != 2 || d.Services[1].Scheduler != datapath.SourceHash {
+		t.Errorf("mode %v, services %+v", d.Mode, d.Services)
 	}
-	if c := Diff(base, desired(t, with("weight: 1}", "weight: 3}"))); len(c.Add)+len(c.Update)+len(c.Remove) != 0 || len(c.SetReals[key]) != 2 {
-		t.Errorf("a weight change did more than set the reals: %+v", c)
+	udp := datapath.ServiceKey{VIP: key.VIP, Port: 443, Proto: datapath.UDP}
+	if reals, ok := d.Reals[udp]; !ok || reals == nil || len(reals) != 0 {
+		t.Errorf("reals of a service without any: %#v, %v; want an empty list", reals, ok)
 	}
 }
 
 func TestLoadExample(t *testing.T) {
-	c, err := Load("testdata/example.yaml")
+	c, err := Load(filepath.Join("testdata", "example.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Services) != 3 {
-		t.Errorf("%d services, want 3", len(c.Services))
+	d, err := c.Desired()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Load("testdata/missing.yaml"); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
-		t.Errorf("missing file: %v", err)
+	if len(d.Services) != 2 || c.Services[1].Name != "web6" {
+		t.Fatalf("services %+v, want web and web6", d.Services)
+	}
+	web6 := d.Services[1]
+	if !web6.Key.VIP.Is6() || web6.Scheduler != datapath.WeightedRoundRobin || web6.LocalIPs[0] != netip.MustParseAddr("2001:db8:1::fe") {
+		t.Errorf("web6 %+v", web6)
+	}
+	if reals := d.Reals[d.Services[0].Key]; len(reals) != 3 || reals[1].Weight != 1 || reals[2].Weight != 0 {
+		t.Errorf("reals of web %+v, want weights 2, 1 (default) and 0", reals)
+	}
+	if d.Settings != datapath.DefaultSettings() {
+		t.Errorf("settings %+v: the example sets the defaults", d.Settings)
 	}
 }
 
-func TestCloneIsDeep(t *testing.T) {
-	c, _ := Parse([]byte(valid))
+func TestLoadErrorsNameTheFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, tc := range []struct {
+		name string
+		path string
+		want string
+	}{
+		{"missing", filepath.Join(dir, "missing.yaml"), "missing.yaml: no such file"},
+		{"unknown key", write("typo.yaml", valid+"servces: []\n"), "typo.yaml: parse configuration: yaml: unmarshal errors:\n  line 13: field servces not found"},
+		{"one problem", write("one.yaml", with(t, "[eth0, eth1]", "[]")), "one.yaml: interfaces: at least one interface is required"},
+		{"problems", write("two.yaml", with(t, "[eth0, eth1]", "[]")+"xdp_mode: x\n"), "two.yaml: 2 problems:\ninterfaces: at least"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(tc.path)
+			if c != nil {
+				t.Errorf("Load returned a configuration with the error")
+			}
+			checkErr(t, err, tc.want)
+		})
+	}
+}
+
+func TestClone(t *testing.T) {
+	c, err := Parse([]byte(valid + "timeouts: {tcp: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := c.Clone()
 	*d.Services[0].Reals[0].Weight = 9
-	d.Services[0].LocalIPs[0] = "x"
-	if *c.Services[0].Reals[0].Weight != 1 || c.Services[0].LocalIPs[0] != "10.100.2.254" {
+	d.Services[0].LocalIPs[0] = "10.0.2.253"
+	d.Interfaces[0] = "eth9"
+	d.Timeouts.UDP = 5
+	if *c.Services[0].Reals[0].Weight != 1 || c.Services[0].LocalIPs[0] != "10.0.2.254" || c.Interfaces[0] != "eth0" || c.Timeouts.UDP != 0 {
 		t.Error("changing the clone changed the original")
+	}
+	// the clone keeps which timeouts the file gave: tcp: 0 stays an error
+	checkErr(t, d.Validate(), "timeouts.tcp: 0 is out of range")
+	if (*Config)(nil).Clone() == nil {
+		t.Error("a nil configuration cloned to nil")
 	}
 }

@@ -1,10 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package config reads, validates and compares xlb's YAML configuration.
+// Package config reads xlb's YAML configuration file, checks it, converts
+// it to the data path's types and computes what changes between two
+// configurations.
 //
-// Parsing is strict (an unknown key is an error that names it), Validate
-// reports every problem with its field path
-// (`services[1].reals[0].address: "10.0.0.300" is not an IP address`), and
-// Diff computes the changes between two configurations so that applying a
-// new one touches only what differs.
+// The steps are separate so that each caller takes what it needs:
+//
+//   - Parse decodes strictly: a misspelt or unknown key is an error that
+//     names the key and its line.
+//   - Validate reports every problem at once, each prefixed with the path
+//     of the field at fault, e.g.
+//     `services[1].reals[0].address: "10.0.0.300" is not an IP address`.
+//   - Desired converts a valid configuration to datapath services, reals
+//     and settings.
+//   - Diff compares two Desired states, so that a reload touches only the
+//     services, real lists and settings that differ.
+//
+// Load does the first two for a file.
 package config

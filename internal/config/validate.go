@@ -5,45 +5,191 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
-// ValidationError lists every problem of a configuration, each starting
-// with the path of the field at fault.
+// MaxTimeout is the largest timeout a configuration can set, in seconds
+// (a year).
+const MaxTimeout = 365 * 24 * 60 * 60
+
+// maxIfNameLen is the longest interface name Linux accepts (IFNAMSIZ-1).
+const maxIfNameLen = 15
+
+// ValidationError lists every problem Validate found in a configuration.
+// Each problem starts with the path of the field at fault, as in
+// `services[1].reals[0].address: "10.0.0.300" is not an IP address`.
 type ValidationError struct {
 	Problems []string
 }
 
+// Error returns the problems, one per line.
 func (e *ValidationError) Error() string { return strings.Join(e.Problems, "\n") }
 
-// maxTimeout bounds timeouts (a year, in seconds).
-const maxTimeout = 365 * 24 * 3600
-
-// problems collects the problems of one validation.
-type problems []string
-
-func (p *problems) add(path, format string, args ...any) {
-	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
+// Validate checks the whole configuration and returns a *ValidationError
+// listing every problem, or nil.
+func (c *Config) Validate() error {
+	_, err := c.check()
+	return err
 }
 
-// parseAddr parses an address of a field, rejecting IPv4-mapped IPv6.
-func (p *problems) parseAddr(path, s string) (netip.Addr, bool) {
+// checker collects the problems of one validation.
+type checker struct {
+	problems []string
+}
+
+func (ch *checker) addf(path, format string, args ...any) {
+	ch.problems = append(ch.problems, path+": "+fmt.Sprintf(format, args...))
+}
+
+// check validates c and, when it is valid, converts it. Validation and
+// conversion are one pass so that they cannot disagree.
+func (c *Config) check() (*Desired, error) {
+	ch := &checker{}
+	d := &Desired{
+		Settings: datapath.DefaultSettings(),
+		Reals:    map[datapath.ServiceKey][]datapath.Real{},
+	}
+	ch.interfaces(c.Interfaces)
+	d.Interfaces = append([]string(nil), c.Interfaces...)
+	switch c.XDPMode {
+	case "", "native":
+		d.Mode = datapath.ModeNative
+	case "generic":
+		d.Mode = datapath.ModeGeneric
+	default:
+		ch.addf("xdp_mode", "%q is not an XDP mode (want native or generic)", c.XDPMode)
+	}
+	ch.timeouts(c.Timeouts, &d.Settings)
+	if c.LocalPortRange != "" {
+		lo, hi, ok := parsePortRange(c.LocalPortRange)
+		if !ok {
+			ch.addf("local_port_range", "%q is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535", c.LocalPortRange)
+		}
+		d.Settings.LocalPortMin, d.Settings.LocalPortMax = lo, hi
+	}
+	ch.services(c.Services, d)
+	if len(ch.problems) > 0 {
+		return nil, &ValidationError{Problems: ch.problems}
+	}
+	return d, nil
+}
+
+func (ch *checker) interfaces(names []string) {
+	if len(names) == 0 {
+		ch.addf("interfaces", "at least one interface is required")
+	}
+	seen := map[string]int{}
+	for i, name := range names {
+		path := fmt.Sprintf("interfaces[%d]", i)
+		if why := badIfName(name); why != "" {
+			ch.addf(path, "%q is not an interface name: %s", name, why)
+			continue
+		}
+		if j, dup := seen[name]; dup {
+			ch.addf(path, "%q is also interfaces[%d]", name, j)
+			continue
+		}
+		seen[name] = i
+	}
+}
+
+// badIfName says what is wrong with an interface name, by the kernel's
+// rules (dev_valid_name), or returns "".
+func badIfName(name string) string {
+	switch {
+	case name == "":
+		return "empty"
+	case len(name) > maxIfNameLen:
+		return fmt.Sprintf("longer than %d bytes", maxIfNameLen)
+	case name == "." || name == "..":
+		return "reserved"
+	case strings.ContainsFunc(name, func(r rune) bool { return r == '/' || r == ':' || unicode.IsSpace(r) }):
+		return "contains '/', ':' or a space"
+	}
+	return ""
+}
+
+func (ch *checker) timeouts(t *Timeouts, s *datapath.Settings) {
+	if t == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		secs int
+		key  timeoutKeys
+		dst  *time.Duration
+	}{
+		{"tcp", t.TCP, givenTCP, &s.TCPTimeout},
+		{"tcp_fin", t.TCPFin, givenTCPFin, &s.TCPFinTimeout},
+		{"udp", t.UDP, givenUDP, &s.UDPTimeout},
+	} {
+		switch {
+		case f.secs == 0 && t.given&f.key == 0: // not set: the default stays
+		case f.secs <= 0 || f.secs > MaxTimeout:
+			ch.addf("timeouts."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
+		default:
+			*f.dst = time.Duration(f.secs) * time.Second
+		}
+	}
+}
+
+// parsePortRange parses "FIRST-LAST" with 1 <= FIRST <= LAST <= 65535.
+func parsePortRange(s string) (lo, hi uint16, ok bool) {
+	a, b, found := strings.Cut(s, "-")
+	x, errA := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
+	y, errB := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
+	if !found || errA != nil || errB != nil || x < 1 || y < x {
+		return 0, 0, false
+	}
+	return uint16(x), uint16(y), true
+}
+
+// addr parses the address in a field. It rejects what the data path
+// cannot use: IPv4-mapped IPv6 (write IPv4), zones, and addresses that
+// are not unicast.
+func (ch *checker) addr(path, s string) (netip.Addr, bool) {
+	if s == "" {
+		ch.addf(path, "an IP address is required")
+		return netip.Addr{}, false
+	}
 	a, err := netip.ParseAddr(s)
 	switch {
 	case err != nil:
-		p.add(path, "%q is not an IP address", s)
-		return a, false
+		ch.addf(path, "%q is not an IP address", s)
 	case a.Is4In6():
-		p.add(path, "%s is an IPv4-mapped IPv6 address; write it as IPv4", s)
-		return a, false
+		ch.addf(path, "%s is an IPv4-mapped IPv6 address; write it as %s", s, a.Unmap())
 	case a.Zone() != "":
-		p.add(path, "%s: zones are not supported", s)
-		return a, false
+		ch.addf(path, "%s has a zone; zones are not supported", s)
+	case a.IsUnspecified() || a.IsMulticast():
+		ch.addf(path, "%s is not a unicast address", s)
+	default:
+		return a, true
 	}
-	return a, true
+	return netip.Addr{}, false
+}
+
+// port checks a port field.
+func (ch *checker) port(path string, p int, hint string) (uint16, bool) {
+	if p < 0 || p > 65535 {
+		ch.addf(path, "%d is not a port (want 0 to 65535; %s)", p, hint)
+		return 0, false
+	}
+	return uint16(p), true
+}
+
+// sameFamily reports a field whose address is not of the VIP's family.
+func (ch *checker) sameFamily(path string, a, vip netip.Addr) bool {
+	if a.Is4() == vip.Is4() {
+		return true
+	}
+	ch.addf(path, "%s is %s but the VIP %s is %s", a, family(a), vip, family(vip))
+	return false
 }
 
 func family(a netip.Addr) string {
@@ -53,143 +199,128 @@ func family(a netip.Addr) string {
 	return "IPv6"
 }
 
-// parsePortRange parses "A-B" with 1 <= A <= B <= 65535.
-func parsePortRange(s string) (lo, hi uint16, err error) {
-	a, b, ok := strings.Cut(s, "-")
-	x, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
-	y, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
-	if !ok || err1 != nil || err2 != nil || x < 1 || y < x {
-		return 0, 0, fmt.Errorf("%q: want FIRST-LAST with 1 <= FIRST <= LAST <= 65535", s)
-	}
-	return uint16(x), uint16(y), nil
-}
+// unsupportedSchedulers are ipvsadm schedulers xlb does not have yet.
+var unsupportedSchedulers = []string{"lc", "wlc", "lblc", "lblcr", "dh", "sed", "nq", "fo", "ovf", "twos"}
 
-// Validate checks the whole configuration and reports every problem.
-func (c *Config) Validate() error {
-	var p problems
-	if len(c.Interfaces) == 0 {
-		p.add("interfaces", "at least one interface is required")
-	}
-	for i, name := range c.Interfaces {
-		if strings.TrimSpace(name) == "" || len(name) > 15 || strings.ContainsAny(name, "/ ") {
-			p.add(fmt.Sprintf("interfaces[%d]", i), "%q is not an interface name", name)
-		}
-	}
-	switch c.XDPMode {
-	case "", "native", "generic":
-	default:
-		p.add("xdp_mode", "%q: want native or generic", c.XDPMode)
-	}
-	if t := c.Timeouts; t != nil {
-		for name, v := range map[string]int{"tcp": t.TCP, "tcp_fin": t.TCPFin, "udp": t.UDP} {
-			if v < 0 || v > maxTimeout {
-				p.add("timeouts."+name, "%d: want 1 to %d seconds (0 keeps the default)", v, maxTimeout)
-			}
-		}
-	}
-	if c.LocalPortRange != "" {
-		if _, _, err := parsePortRange(c.LocalPortRange); err != nil {
-			p.add("local_port_range", "%v", err)
-		}
-	}
-	keys := map[string]int{}
+// unsupportedModes are ipvsadm forwarding methods xlb does not have yet.
+var unsupportedModes = []string{"dr", "nat", "tunnel"}
+
+func (ch *checker) services(svcs []Service, d *Desired) {
+	keys := map[datapath.ServiceKey]int{}
 	names := map[string]int{}
-	for i, s := range c.Services {
+	for i := range svcs {
+		s := &svcs[i]
 		path := fmt.Sprintf("services[%d]", i)
-		key := s.validate(path, &p)
-		if key != "" {
-			if j, dup := keys[key]; dup {
-				p.add(path, "duplicates services[%d] (%s)", j, key)
-			} else {
-				keys[key] = i
-			}
-		}
+		svc, keyOK := ch.service(path, s)
+		reals := ch.reals(path, s, svc.Key.VIP)
 		if s.Name != "" {
 			if j, dup := names[s.Name]; dup {
-				p.add(path+".name", "%q is also the name of services[%d]", s.Name, j)
+				ch.addf(path+".name", "%q is also the name of services[%d]", s.Name, j)
 			} else {
 				names[s.Name] = i
 			}
 		}
+		if !keyOK {
+			continue
+		}
+		if j, dup := keys[svc.Key]; dup {
+			ch.addf(path, "duplicates services[%d] (%s)", j, svc.Key)
+			continue
+		}
+		keys[svc.Key] = i
+		d.Services = append(d.Services, svc)
+		d.Reals[svc.Key] = reals
 	}
-	if len(p) > 0 {
-		return &ValidationError{Problems: p}
-	}
-	return nil
 }
 
-// validate checks one service and returns its key ("" when the key itself
-// is invalid).
-func (s *Service) validate(path string, p *problems) string {
-	key := ""
-	vip, vipOK := p.parseAddr(path+".vip", s.VIP)
-	if s.Port < 0 || s.Port > 65535 {
-		p.add(path+".port", "%d is not a port (0 to 65535; 0 = every port)", s.Port)
-	}
+// service checks a service's own fields; keyOK tells whether its VIP,
+// port and protocol are valid.
+func (ch *checker) service(path string, s *Service) (svc datapath.Service, keyOK bool) {
+	vip, vipOK := ch.addr(path+".vip", s.VIP)
+	port, portOK := ch.port(path+".port", s.Port, "0 = every port of the VIP")
 	proto, err := datapath.ParseProto(s.Protocol)
-	if err != nil {
-		p.add(path+".protocol", "%q: want tcp or udp", s.Protocol)
+	protoOK := err == nil
+	if !protoOK {
+		ch.addf(path+".protocol", "%q is not a protocol (want tcp or udp)", s.Protocol)
 	}
-	if vipOK && err == nil && s.Port >= 0 && s.Port <= 65535 {
-		key = fmt.Sprintf("%s %s", proto, netip.AddrPortFrom(vip, uint16(s.Port)))
-	}
-	switch s.Scheduler {
-	case "", "rr", "wrr", "mh", "sh":
-	case "lc", "wlc":
-		p.add(path+".scheduler", "%q is not supported yet (rr, wrr, mh, sh are)", s.Scheduler)
+	svc.Key = datapath.ServiceKey{VIP: vip, Port: port, Proto: proto}
+
+	switch {
+	case s.Scheduler == "":
+		svc.Scheduler = datapath.RoundRobin
+	case slices.Contains(unsupportedSchedulers, s.Scheduler):
+		ch.addf(path+".scheduler", "%q is not supported yet (rr, wrr, mh and sh are)", s.Scheduler)
 	default:
-		p.add(path+".scheduler", "unknown scheduler %q (want rr, wrr, mh or sh)", s.Scheduler)
+		if svc.Scheduler, err = datapath.ParseScheduler(s.Scheduler); err != nil {
+			ch.addf(path+".scheduler", "unknown scheduler %q (want rr, wrr, mh or sh)", s.Scheduler)
+		}
 	}
-	switch s.Mode {
-	case "", "fullnat":
-	case "dr", "nat", "tunnel":
-		p.add(path+".mode", "%q is not supported yet (fullnat is)", s.Mode)
+
+	fullNAT := false
+	switch {
+	case s.Mode == "" || s.Mode == "fullnat":
+		fullNAT = true
+	case slices.Contains(unsupportedModes, s.Mode):
+		ch.addf(path+".mode", "%q is not supported yet (fullnat is)", s.Mode)
 	default:
-		p.add(path+".mode", "unknown mode %q (want fullnat)", s.Mode)
+		ch.addf(path+".mode", "unknown mode %q (want fullnat)", s.Mode)
 	}
-	if len(s.LocalIPs) == 0 {
-		p.add(path+".local_ips", "fullnat needs at least one local IP")
-	}
-	if len(s.LocalIPs) > datapath.MaxServiceLocalIPs {
-		p.add(path+".local_ips", "%d local IPs: at most %d", len(s.LocalIPs), datapath.MaxServiceLocalIPs)
+
+	switch n := len(s.LocalIPs); {
+	case n == 0 && fullNAT:
+		ch.addf(path+".local_ips", "fullnat needs at least one local IP")
+	case n > datapath.MaxServiceLocalIPs:
+		ch.addf(path+".local_ips", "%d local IPs; at most %d", n, datapath.MaxServiceLocalIPs)
 	}
 	seen := map[netip.Addr]int{}
 	for j, l := range s.LocalIPs {
 		lp := fmt.Sprintf("%s.local_ips[%d]", path, j)
-		a, ok := p.parseAddr(lp, l)
-		switch {
-		case !ok:
-		case vipOK && a.Is4() != vip.Is4():
-			p.add(lp, "%s is %s but the VIP %s is %s", a, family(a), vip, family(vip))
-		default:
-			if k, dup := seen[a]; dup {
-				p.add(lp, "%s is also local_ips[%d]", a, k)
-			}
-			seen[a] = j
+		a, ok := ch.addr(lp, l)
+		if !ok || (vipOK && !ch.sameFamily(lp, a, vip)) {
+			continue
 		}
+		if k, dup := seen[a]; dup {
+			ch.addf(lp, "%s is also local_ips[%d]", a, k)
+			continue
+		}
+		seen[a] = j
+		svc.LocalIPs = append(svc.LocalIPs, a)
 	}
-	reals := map[netip.AddrPort]int{}
+	return svc, vipOK && portOK && protoOK
+}
+
+// reals checks and converts a service's reals. Family checks need the
+// VIP, so they are skipped when it is invalid (the zero Addr).
+func (ch *checker) reals(path string, s *Service, vip netip.Addr) []datapath.Real {
+	out := make([]datapath.Real, 0, len(s.Reals))
+	seen := map[netip.AddrPort]int{}
 	for j, r := range s.Reals {
 		rp := fmt.Sprintf("%s.reals[%d]", path, j)
-		a, ok := p.parseAddr(rp+".address", r.Address)
-		if ok && vipOK && a.Is4() != vip.Is4() {
-			p.add(rp+".address", "%s is %s but the VIP %s is %s", a, family(a), vip, family(vip))
+		a, addrOK := ch.addr(rp+".address", r.Address)
+		if addrOK && vip.IsValid() {
+			addrOK = ch.sameFamily(rp+".address", a, vip)
 		}
-		if r.Port < 0 || r.Port > 65535 {
-			p.add(rp+".port", "%d is not a port (0 to 65535)", r.Port)
-		} else if s.Port == 0 && r.Port != 0 {
-			p.add(rp+".port", "%d: a port-0 service keeps the client's port, so its reals have port 0", r.Port)
+		port, portOK := ch.port(rp+".port", r.Port, "0 keeps the client's port")
+		if portOK && s.Port == 0 && port != 0 {
+			ch.addf(rp+".port", "%d: a port-0 service keeps the client's port, so its reals need port 0", port)
 		}
-		if r.Weight != nil && (*r.Weight < 0 || *r.Weight > datapath.MaxWeight) {
-			p.add(rp+".weight", "%d: want 0 to %d (0 drains)", *r.Weight, datapath.MaxWeight)
+		weight := 1
+		if r.Weight != nil {
+			weight = *r.Weight
 		}
-		if ok && r.Port >= 0 && r.Port <= 65535 {
-			ap := netip.AddrPortFrom(a, uint16(r.Port))
-			if k, dup := reals[ap]; dup {
-				p.add(rp, "%s is also reals[%d]", ap, k)
-			}
-			reals[ap] = j
+		if weight < 0 || weight > datapath.MaxWeight {
+			ch.addf(rp+".weight", "%d is out of range (want 0 to %d; 0 drains)", weight, datapath.MaxWeight)
 		}
+		if !addrOK || !portOK {
+			continue
+		}
+		ap := netip.AddrPortFrom(a, port)
+		if k, dup := seen[ap]; dup {
+			ch.addf(rp, "%s is also reals[%d]", ap, k)
+			continue
+		}
+		seen[ap] = j
+		out = append(out, datapath.Real{Addr: a, Port: port, Weight: uint32(weight)})
 	}
-	return key
+	return out
 }

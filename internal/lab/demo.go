@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
@@ -26,24 +25,14 @@ const ServicePort = 80
 type DemoOptions struct {
 	Topology Topology
 	Requests int    // HTTP requests and UDP datagrams each (default 12)
-	Self     string // path of the xlb binary, run in each real as `xlb lab serve`
+	Self     string // path of the xlb binary: the daemon, and each real's server
 	Mode     datapath.AttachMode
-	// ServeArgs, when set, replaces `Self lab serve --name N --listen L`
-	// as the command of each real's server (tests run themselves).
-	ServeArgs func(name, listen string) []string
 }
 
-func (o DemoOptions) serveArgs(name, listen string) []string {
-	if o.ServeArgs != nil {
-		return o.ServeArgs(name, listen)
-	}
-	return []string{o.Self, "lab", "serve", "--name", name, "--listen", listen}
-}
-
-// Demo builds the lab, runs xlb in the balancer with a TCP and a UDP
-// FullNAT service over the reals, sends requests from the client, prints
-// which real answered each and the ipvsadm-style listing, and removes the
-// lab whatever happens.
+// Demo builds the lab, runs the xlb daemon in the balancer with TCP and
+// UDP FullNAT services on the VIP and a TCP one on the IPv6 VIP, sends
+// requests from the client, prints which real answered each and the
+// ipvsadm-style listing, and removes the lab whatever happens.
 func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, err error) {
 	t := o.Topology
 	if o.Requests <= 0 {
@@ -60,64 +49,47 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 		fmt.Fprintf(w, "lab %s removed\n", t.Name)
 	}()
 
-	for i := 1; i <= t.Reals; i++ {
-		args := o.serveArgs(fmt.Sprintf("real%d", i), fmt.Sprintf(":%d", ServicePort))
-		cmd := t.Exec(t.Real(i), args[0], args[1:]...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start server in real%d: %w", i, err)
-		}
-		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	}
-
-	var dp *datapath.Datapath
-	err = InNamespace(t.LB(), func() error {
-		var err error
-		if dp, err = datapath.Load(datapath.Options{}); err != nil {
-			return err
-		}
-		for _, ifname := range t.LBInterfaces() {
-			if err := dp.Attach(ifname, o.Mode); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if dp != nil {
-		defer func() { _ = InNamespace(t.LB(), dp.Close) }()
-	}
+	srvs, err := t.StartServers(XLBServe(o.Self), false)
 	if err != nil {
 		return nil, err
 	}
-	var reals []datapath.Real
-	for i := 1; i <= t.Reals; i++ {
-		reals = append(reals, datapath.Real{Addr: t.RealAddr(i), Port: ServicePort, Weight: 1})
+	defer srvs.Stop()
+
+	if err := t.WriteConfig(t.Config("rr")); err != nil {
+		return nil, err
 	}
-	for _, proto := range []datapath.Proto{datapath.TCP, datapath.UDP} {
-		key := datapath.ServiceKey{VIP: t.VIP(), Port: ServicePort, Proto: proto}
-		if err := dp.AddService(datapath.Service{Key: key, Scheduler: datapath.RoundRobin, LocalIPs: []netip.Addr{t.LocalIP()}}); err != nil {
-			return nil, err
-		}
-		if err := dp.SetReals(key, reals); err != nil {
-			return nil, err
-		}
+	var extra []string
+	if o.Mode == datapath.ModeGeneric {
+		extra = append(extra, "--xdp-mode", "generic")
 	}
-	fmt.Fprintf(w, "xlb attached in %s to %s; services tcp and udp %s:%d, rr over %d reals, local IP %s\n\n",
-		t.LB(), strings.Join(t.LBInterfaces(), ","), t.VIP(), ServicePort, t.Reals, t.LocalIP())
+	d, err := t.StartDaemon(ctx, o.Self, extra...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if serr := d.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	fmt.Fprintf(w, "xlb daemon running in %s on %s: tcp+udp %s:%d and tcp [%s]:%d, rr over %d reals, local IPs %s, %s\n\n",
+		t.LB(), strings.Join(t.LBInterfaces(), ","), t.VIP(), ServicePort, t.VIP6(), ServicePort, t.Reals, t.LocalIP(), t.LocalIP6())
 
 	if err := waitServers(ctx, t); err != nil {
 		return nil, err
 	}
 	if answers, err = clientRequests(ctx, w, t, o.Requests); err != nil {
-		verdicts, _ := dp.Verdicts()
-		drops, _ := dp.Drops()
-		return answers, fmt.Errorf("%w (xlb verdicts so far: %v; drops: %v)", err, verdicts, nonZero(drops))
+		st, _ := d.Client().Stats(ctx)
+		return answers, fmt.Errorf("%w (xlb verdicts so far: %v; drops: %v)", err, st.Verdicts, nonZero(st.Drops))
 	}
-	st, err := dp.Status()
+	svcs, err := d.Client().Services(ctx)
 	if err != nil {
 		return answers, err
 	}
-	fmt.Fprintln(w)
+	st, err := listing.FromAPI(svcs)
+	if err != nil {
+		return answers, err
+	}
+	fmt.Fprintln(w, "\nxlb list -n --stats")
 	return answers, listing.Write(w, st, listing.Options{Stats: true})
 }
 
@@ -204,6 +176,15 @@ func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) ([]Answ
 			fmt.Fprintf(w, "tcp request %2d -> answered by %s (the peer it saw)\n", i, body)
 			answers = append(answers, parseAnswer("tcp", body))
 		}
+		vip6 := netip.AddrPortFrom(t.VIP6(), ServicePort).String()
+		for i := 1; i <= n; i++ {
+			body, err := httpGet(ctx, vip6)
+			if err != nil {
+				return fmt.Errorf("http request %d to %s: %w", i, vip6, err)
+			}
+			fmt.Fprintf(w, "tcp6 request %2d -> answered by %s\n", i, body)
+			answers = append(answers, parseAnswer("tcp6", body))
+		}
 		for i := 1; i <= n; i++ {
 			body, err := udpAsk(vip, fmt.Sprintf("ping%d", i))
 			if err != nil {
@@ -226,11 +207,11 @@ func parseAnswer(proto, body string) Answer {
 	return a
 }
 
-func nonZero(m map[datapath.DropReason]uint64) map[string]uint64 {
+func nonZero(m map[string]uint64) map[string]uint64 {
 	out := map[string]uint64{}
 	for k, v := range m {
 		if v > 0 {
-			out[k.String()] = v
+			out[k] = v
 		}
 	}
 	return out

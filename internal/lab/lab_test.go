@@ -6,26 +6,54 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
-	"strings"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
 
-// The lab test runs this test binary as each real's server.
-const serveEnv = "XLB_LAB_TEST_SERVE"
+// xlbBinary is the xlb binary TestMain builds: the tests run it as the
+// daemon and as the reals' servers, as `xlb lab demo` does.
+var xlbBinary string
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(serveEnv); spec != "" {
-		name, listen, _ := strings.Cut(spec, ",")
-		if err := Serve(context.Background(), name, listen); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	// This binary must never be run as the daemon or a server: it would
+	// run every test again, each building a lab and starting a daemon.
+	if len(os.Args) > 1 && (os.Args[1] == "daemon" || os.Args[1] == "lab") {
+		fmt.Fprintln(os.Stderr, "lab test binary run as xlb: refusing")
+		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	code, err := runWithXLB(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+// runWithXLB builds cmd/xlb when the lab tests can run (as root), runs
+// the tests and removes the binary.
+func runWithXLB(m *testing.M) (int, error) {
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("", "xlb-lab-test-")
+		if err != nil {
+			return 0, err
+		}
+		defer os.RemoveAll(dir)
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		xlbBinary = filepath.Join(dir, "xlb")
+		build := exec.Command(goBin, "build", "-o", xlbBinary, "github.com/xlb-dev/xlb/cmd/xlb")
+		if out, err := build.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("build xlb for the lab tests: %w\n%s", err, out)
+		}
+	}
+	return m.Run(), nil
 }
 
 // testTopology names a lab after this process, on a net of its own, so
@@ -36,7 +64,7 @@ func testTopology(t *testing.T, reals int) Topology {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: builds network namespaces and loads XDP")
 	}
-	for _, tool := range []string{"ip", "ethtool"} {
+	for _, tool := range []string{"ip", "ethtool", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("needs %s (scripts/deps.sh installs it)", tool)
 		}
@@ -46,48 +74,74 @@ func testTopology(t *testing.T, reals int) Topology {
 		if err := topo.Down(); err != nil {
 			t.Errorf("remove lab: %v", err)
 		}
+		for _, ns := range topo.Namespaces() {
+			if exec.Command("ip", "netns", "pids", ns).Run() == nil {
+				t.Errorf("namespace %s left behind", ns)
+			}
+		}
 	})
 	return topo
 }
 
-// TestDemoBalancesRealTraffic sends real TCP and UDP through the XDP
-// program attached in the lab: every real answers, each sees the local
-// IP (FullNAT), and rr spreads the requests.
+// startLab brings a lab up with its servers and the daemon balancing the
+// lab's services with scheduler.
+func startLab(t *testing.T, ctx context.Context, reals int, scheduler string) (Topology, *Daemon) {
+	t.Helper()
+	topo := testTopology(t, reals)
+	if err := topo.Up(); err != nil {
+		t.Fatal(err)
+	}
+	srvs, err := topo.StartServers(XLBServe(xlbBinary), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srvs.Stop)
+	if err := topo.WriteConfig(topo.Config(scheduler)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := topo.StartDaemon(ctx, xlbBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("stop daemon: %v", err)
+		}
+	})
+	if err := waitServers(ctx, topo); err != nil {
+		t.Fatal(err)
+	}
+	return topo, d
+}
+
+// TestDemoBalancesRealTraffic runs the demo: the daemon in the lab's
+// balancer, real TCP (IPv4 and IPv6) and UDP through its XDP program:
+// every real answers, each sees the local IP (FullNAT), rr spreads.
 func TestDemoBalancesRealTraffic(t *testing.T) {
 	topo := testTopology(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	self, err := os.Executable()
+	answers, err := Demo(ctx, io.Discard, DemoOptions{Topology: topo, Requests: 9, Self: xlbBinary})
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers, err := Demo(ctx, io.Discard, DemoOptions{
-		Topology: topo, Requests: 9, Self: self,
-		ServeArgs: func(name, listen string) []string {
-			return []string{"env", serveEnv + "=" + name + "," + listen, self}
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
+	if len(answers) != 27 {
+		t.Fatalf("%d answers, want 9 tcp, 9 tcp6 and 9 udp", len(answers))
 	}
-	if len(answers) != 18 {
-		t.Fatalf("%d answers, want 9 tcp and 9 udp", len(answers))
-	}
-	seen := map[string]map[string]int{"tcp": {}, "udp": {}}
+	seen := map[string]map[string]int{"tcp": {}, "tcp6": {}, "udp": {}}
 	for _, a := range answers {
-		if !strings.HasPrefix(a.Peer, topo.LocalIP().String()+":") {
-			t.Errorf("%s answer from %s saw peer %s, want the local IP %s", a.Proto, a.Real, a.Peer, topo.LocalIP())
+		want := topo.LocalIP()
+		if a.Proto == "tcp6" {
+			want = topo.LocalIP6()
+		}
+		if peer, err := netip.ParseAddrPort(a.Peer); err != nil || peer.Addr() != want {
+			t.Errorf("%s answer from %s saw peer %s, want the local IP %s", a.Proto, a.Real, a.Peer, want)
 		}
 		seen[a.Proto][a.Real]++
 	}
 	for proto, reals := range seen {
 		if len(reals) != topo.Reals {
 			t.Errorf("%s reached reals %v, want all %d", proto, reals, topo.Reals)
-		}
-	}
-	for _, ns := range topo.Namespaces() {
-		if exec.Command("ip", "netns", "pids", ns).Run() == nil {
-			t.Errorf("namespace %s left behind", ns)
 		}
 	}
 }

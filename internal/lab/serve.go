@@ -6,15 +6,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
+
+// maxStream bounds what one /stream request sends (1 GiB).
+const maxStream = 1 << 30
+
+// StreamPattern is the byte sequence /stream sends: byte i is i mod 251
+// (a prime, so a lost, repeated or reordered 2^k-sized chunk shows).
+type StreamPattern struct{ off int64 }
+
+// Read fills p with the next bytes of the pattern.
+func (s *StreamPattern) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte((s.off + int64(i)) % 251)
+	}
+	s.off += int64(len(p))
+	return len(p), nil
+}
 
 // Serve runs a real server's services until ctx ends: HTTP on addr
 // answering "<name> <peer address>" and a UDP echo on the same port
 // answering "<name> <peer address> <datagram>". The peer address shows
 // what FullNAT did: the balancer's local IP, not the client.
+// GET /stream?bytes=N answers N bytes of StreamPattern with the real's
+// name in the X-Real header (the long-lived connection of the tests).
 func Serve(ctx context.Context, name, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -25,12 +45,21 @@ func Serve(ctx context.Context, name, addr string) error {
 		ln.Close()
 		return fmt.Errorf("serve udp on %s: %w", addr, err)
 	}
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, "%s %s\n", name, r.RemoteAddr)
-		}),
-		ReadHeaderTimeout: 5 * time.Second,
-	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s\n", name, r.RemoteAddr)
+	})
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.ParseInt(r.URL.Query().Get("bytes"), 10, 64)
+		if err != nil || n < 0 || n > maxStream {
+			http.Error(w, fmt.Sprintf("bytes: want 0 to %d", maxStream), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("X-Real", name)
+		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+		_, _ = io.CopyN(w, &StreamPattern{}, n)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

@@ -43,16 +43,29 @@ func (t Topology) addr(c, d int) netip.Addr {
 	return netip.AddrFrom4([4]byte{10, t.Net, byte(c), byte(d)})
 }
 
+// addr6 is fd00:<net>:<c>::<d>, the IPv6 twin of addr.
+func (t Topology) addr6(c, d int) netip.Addr {
+	return netip.AddrFrom16([16]byte{0xfd, 0, 0, t.Net, 0, byte(c), 14: byte(d >> 8), 15: byte(d)})
+}
+
 // ClientAddr is the client's address; VIP and LocalIP are the balancer's.
 func (t Topology) ClientAddr() netip.Addr { return t.addr(1, 2) }
 func (t Topology) VIP() netip.Addr        { return t.addr(0, 10) }
 func (t Topology) LocalIP() netip.Addr    { return t.addr(2, 254) }
 
-// RealAddr is real i's address (1-based).
-func (t Topology) RealAddr(i int) netip.Addr { return t.addr(10+i, 2) }
+// ClientAddr6, VIP6 and LocalIP6 are their IPv6 twins.
+func (t Topology) ClientAddr6() netip.Addr { return t.addr6(1, 2) }
+func (t Topology) VIP6() netip.Addr        { return t.addr6(0, 0x10) }
+func (t Topology) LocalIP6() netip.Addr    { return t.addr6(2, 0xfe) }
 
-// prefix is the lab's whole address range.
-func (t Topology) prefix() string { return fmt.Sprintf("10.%d.0.0/16", t.Net) }
+// RealAddr is real i's address (1-based); RealAddr6 its IPv6 address.
+func (t Topology) RealAddr(i int) netip.Addr  { return t.addr(10+i, 2) }
+func (t Topology) RealAddr6(i int) netip.Addr { return t.addr6(10+i, 2) }
+
+// prefixes are the lab's whole address ranges.
+func (t Topology) prefixes() []string {
+	return []string{fmt.Sprintf("10.%d.0.0/16", t.Net), fmt.Sprintf("fd00:%x::/32", t.Net)}
+}
 
 // LBInterfaces lists the balancer's interfaces: l0 to the client, then
 // one per real.
@@ -103,8 +116,10 @@ func (t Topology) Up() (err error) {
 	// Lab addresses exist only in the lab's namespaces. Should anything
 	// in the host's namespace send to one, this route drops it here
 	// instead of letting it out of the machine.
-	if err := ip("route", "add", "blackhole", t.prefix()); err != nil {
-		return fmt.Errorf("guard route for %s (another lab on this net?): %w", t.prefix(), err)
+	for _, p := range t.prefixes() {
+		if err := ip("route", "add", "blackhole", p); err != nil {
+			return fmt.Errorf("guard route for %s (another lab on this net?): %w", p, err)
+		}
 	}
 	for _, ns := range t.Namespaces() {
 		if err := ip("netns", "add", ns); err != nil {
@@ -116,36 +131,39 @@ func (t Topology) Up() (err error) {
 	}
 	// the balancer forwards what XDP passes to the kernel (first packets
 	// before the neighbour is known), whose source is one of its own
-	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv4.conf.all.accept_local=1",
+	if err := t.save(); err != nil {
+		return err
+	}
+	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.accept_local=1",
 		"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0", "net.ipv4.conf.default.accept_local=1"); err != nil {
 		return err
 	}
-	if err := t.link(t.Client(), "c0", "l0", t.ClientAddr(), t.addr(1, 1)); err != nil {
+	if err := t.link(t.Client(), "c0", "l0", 1, t.ClientAddr(), t.ClientAddr6()); err != nil {
 		return err
 	}
 	for i := 1; i <= t.Reals; i++ {
-		if err := t.link(t.Real(i), "r0", fmt.Sprintf("l%d", i), t.RealAddr(i), t.addr(10+i, 1)); err != nil {
-			return err
-		}
-	}
-	for _, a := range []netip.Addr{t.VIP(), t.LocalIP()} {
-		if err := ip("-n", t.LB(), "addr", "add", a.String()+"/32", "dev", "lo"); err != nil {
+		if err := t.link(t.Real(i), "r0", fmt.Sprintf("l%d", i), 10+i, t.RealAddr(i), t.RealAddr6(i)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// link joins a node to the balancer: node end nodeIf with address addr,
-// balancer end lbIf with gw, and the node's default route through gw.
-func (t Topology) link(node, nodeIf, lbIf string, addr, gw netip.Addr) error {
+// link joins a node to the balancer over subnet c: node end nodeIf with
+// addresses addr and addr6, balancer end lbIf with .1 and ::1, and the
+// node's default routes through those.
+func (t Topology) link(node, nodeIf, lbIf string, c int, addr, addr6 netip.Addr) error {
+	gw, gw6 := t.addr(c, 1), t.addr6(c, 1)
 	for _, c := range [][]string{
 		{"link", "add", nodeIf, "netns", node, "type", "veth", "peer", "name", lbIf, "netns", t.LB()},
 		{"-n", node, "addr", "add", addr.String() + "/24", "dev", nodeIf},
+		{"-n", node, "addr", "add", addr6.String() + "/64", "dev", nodeIf, "nodad"},
 		{"-n", t.LB(), "addr", "add", gw.String() + "/24", "dev", lbIf},
+		{"-n", t.LB(), "addr", "add", gw6.String() + "/64", "dev", lbIf, "nodad"},
 		{"-n", node, "link", "set", nodeIf, "up"},
 		{"-n", t.LB(), "link", "set", lbIf, "up"},
 		{"-n", node, "route", "add", "default", "via", gw.String()},
+		{"-n", node, "-6", "route", "add", "default", "via", gw6.String()},
 	} {
 		if err := ip(c...); err != nil {
 			return err
@@ -169,7 +187,10 @@ func (t Topology) link(node, nodeIf, lbIf string, addr, gw netip.Addr) error {
 // only namespaces that exist and could not be removed.
 func (t Topology) Down() error {
 	var errs []error
-	_ = ip("route", "del", "blackhole", t.prefix())
+	for _, p := range t.prefixes() {
+		_ = ip("route", "del", "blackhole", p)
+	}
+	t.RemoveDaemonFiles()
 	for _, ns := range t.Namespaces() {
 		if exec.Command("ip", "netns", "pids", ns).Run() != nil {
 			continue // no such namespace

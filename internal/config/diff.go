@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// Changes are what turns one Desired state into another. Applied in the
+// order of the fields (settings, removals, additions, updates, then real
+// lists), no service is ever left referring to something missing.
+type Changes struct {
+	// Remove lists services to delete.
+	Remove []datapath.ServiceKey
+	// Add lists new services; each also has its reals in SetReals.
+	Add []datapath.Service
+	// Update lists services whose scheduler, local IPs or table size
+	// changed; their reals and connections stay.
+	Update []datapath.Service
+	// SetReals holds the new real list of every added service and of
+	// every service whose reals changed.
+	SetReals map[datapath.ServiceKey][]datapath.Real
+	// Settings are the new settings, nil if unchanged.
+	Settings *datapath.Settings
+}
+
+// Empty tells whether there is nothing to change.
+func (c Changes) Empty() bool {
+	return len(c.Remove) == 0 && len(c.Add) == 0 && len(c.Update) == 0 &&
+		len(c.SetReals) == 0 && c.Settings == nil
+}
+
+// String describes the changes for logs, one line per change, in the
+// order they are applied; it is "" when there are none.
+func (c Changes) String() string {
+	var lines []string
+	if s := c.Settings; s != nil {
+		lines = append(lines, fmt.Sprintf(
+			"set settings: tcp_syn %v, tcp %v, tcp_fin %v, tcp_rst %v, udp %v, local ports %d-%d, fib cache ttl %v",
+			s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout,
+			s.LocalPortMin, s.LocalPortMax, s.FIBCacheTTL))
+	}
+	for _, k := range c.Remove {
+		lines = append(lines, "remove service "+k.String())
+	}
+	for _, s := range c.Add {
+		lines = append(lines, "add service "+describeService(s))
+	}
+	for _, s := range c.Update {
+		lines = append(lines, "update service "+describeService(s))
+	}
+	for _, k := range sortedKeys(c.SetReals) {
+		lines = append(lines, fmt.Sprintf("set reals of %s: %s", k, describeReals(c.SetReals[k])))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func describeService(s datapath.Service) string {
+	ips := make([]string, len(s.LocalIPs))
+	for i, a := range s.LocalIPs {
+		ips[i] = a.String()
+	}
+	out := fmt.Sprintf("%s (%s, local IPs %s", s.Key, s.Scheduler, strings.Join(ips, " "))
+	if s.MaglevSize != 0 {
+		out += fmt.Sprintf(", table size %d", s.MaglevSize)
+	}
+	return out + ")"
+}
+
+func describeReals(reals []datapath.Real) string {
+	if len(reals) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(reals))
+	for i, r := range reals {
+		parts[i] = fmt.Sprintf("%s weight %d", r.AddrPort(), r.Weight)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Diff returns the changes that turn current into desired. A nil current
+// is an empty data path: every desired service is added and the settings
+// are set. A nil desired removes every service and leaves the settings.
+// Services are compared by key: a key only in current is removed, one
+// only in desired is added, and one in both is updated when its
+// scheduler, local IPs (in any order) or table size differ. Real lists
+// are compared regardless of order, by address, port and weight. Every
+// list is sorted by the service key's string, so equal inputs give equal
+// output.
+func Diff(current, desired *Desired) Changes {
+	if current == nil {
+		current = &Desired{}
+	}
+	var c Changes
+	if desired == nil {
+		desired = &Desired{Settings: current.Settings}
+	}
+	if current.Settings != desired.Settings {
+		s := desired.Settings
+		c.Settings = &s
+	}
+	have := map[datapath.ServiceKey]datapath.Service{}
+	for _, s := range current.Services {
+		have[s.Key] = s
+	}
+	want := map[datapath.ServiceKey]bool{}
+	setReals := func(k datapath.ServiceKey) {
+		if c.SetReals == nil {
+			c.SetReals = map[datapath.ServiceKey][]datapath.Real{}
+		}
+		c.SetReals[k] = append([]datapath.Real{}, desired.Reals[k]...)
+	}
+	for _, s := range desired.Services {
+		want[s.Key] = true
+		old, ok := have[s.Key]
+		if !ok {
+			c.Add = append(c.Add, s)
+			setReals(s.Key)
+			continue
+		}
+		if !sameService(old, s) {
+			c.Update = append(c.Update, s)
+		}
+		if !sameReals(current.Reals[s.Key], desired.Reals[s.Key]) {
+			setReals(s.Key)
+		}
+	}
+	for _, s := range current.Services {
+		if !want[s.Key] {
+			c.Remove = append(c.Remove, s.Key)
+		}
+	}
+	slices.SortFunc(c.Remove, compareKeys)
+	bySvcKey := func(a, b datapath.Service) int { return compareKeys(a.Key, b.Key) }
+	slices.SortFunc(c.Add, bySvcKey)
+	slices.SortFunc(c.Update, bySvcKey)
+	return c
+}
+
+func compareKeys(a, b datapath.ServiceKey) int { return strings.Compare(a.String(), b.String()) }
+
+// sortedKeys returns the keys of a SetReals map in Diff's order.
+func sortedKeys(m map[datapath.ServiceKey][]datapath.Real) []datapath.ServiceKey {
+	keys := make([]datapath.ServiceKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	return keys
+}
+
+// sameService compares what UpdateService can change.
+func sameService(a, b datapath.Service) bool {
+	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) {
+		return false
+	}
+	x, y := slices.Clone(a.LocalIPs), slices.Clone(b.LocalIPs)
+	slices.SortFunc(x, netip.Addr.Compare)
+	slices.SortFunc(y, netip.Addr.Compare)
+	return slices.Equal(x, y)
+}
+
+// sameReals compares real lists regardless of order.
+func sameReals(a, b []datapath.Real) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	byAddr := func(x, y datapath.Real) int {
+		return cmp.Or(x.AddrPort().Compare(y.AddrPort()), cmp.Compare(x.Weight, y.Weight))
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(x, byAddr)
+	slices.SortFunc(y, byAddr)
+	return slices.Equal(x, y)
+}

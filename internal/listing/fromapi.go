@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package listing
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// FromAPI turns the daemon API's services back into the listing's input.
+func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
+	out := make([]datapath.ServiceStatus, 0, len(svcs))
+	for _, s := range svcs {
+		vip, err := netip.ParseAddr(s.VIP)
+		if err != nil {
+			return nil, fmt.Errorf("daemon sent vip %q: %w", s.VIP, err)
+		}
+		proto, err := datapath.ParseProto(s.Protocol)
+		if err != nil {
+			return nil, err
+		}
+		sched, err := datapath.ParseScheduler(s.Scheduler)
+		if err != nil {
+			return nil, err
+		}
+		st := datapath.ServiceStatus{
+			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched},
+			Stats:   fromAPICounters(s.Stats),
+		}
+		for _, r := range s.Reals {
+			addr, err := netip.ParseAddr(r.Address)
+			if err != nil {
+				return nil, fmt.Errorf("daemon sent real %q: %w", r.Address, err)
+			}
+			st.Reals = append(st.Reals, datapath.RealStatus{
+				Real:  datapath.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
+				Stats: fromAPICounters(r.Stats), ActiveConns: r.ActiveConns, InactiveConns: r.InactiveConns,
+			})
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func fromAPICounters(c api.Counters) datapath.Counters {
+	return datapath.Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
+}
