@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -37,7 +38,12 @@ func newDaemonCmd() *cobra.Command {
 			}
 			opts.Log = slog.New(h)
 			opts.Version = buildVersion().Version
-			return daemon.Run(cmd.Context(), opts)
+			err := daemon.Run(cmd.Context(), opts)
+			var ce *daemon.ConfigError
+			if errors.As(err, &ce) {
+				return usageError{err}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

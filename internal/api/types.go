@@ -14,6 +14,10 @@ type Backend interface {
 	// Apply validates cfg, applies its difference with the configuration
 	// in force and returns what changed; on error nothing changed.
 	Apply(cfg *config.Config) (config.Changes, error)
+	// Update applies edit to a copy of the configuration in force and
+	// then applies the result, both under one lock; when edit fails,
+	// nothing changed and its error is returned.
+	Update(edit func(cfg *config.Config) error) (config.Changes, error)
 	// Status returns the services with their reals and counters.
 	Status() ([]datapath.ServiceStatus, error)
 	// Conns returns the connection entries; fn returns false to stop.

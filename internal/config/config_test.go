@@ -48,9 +48,9 @@ func TestParse(t *testing.T) {
 		want string // substring of the error; "" = parses
 	}{
 		{"valid", valid, ""},
-		{"unknown top-level key", valid + "servces: []\n", "line 13: field servces not found"},
-		{"unknown service key", strings.Replace(valid, "    port: 80\n", "    port: 80\n    prot: tcp\n", 1), "line 6: field prot not found"},
-		{"unknown real key", strings.Replace(valid, "port: 8080}", "port: 8080, wieght: 2}", 1), "field wieght not found"},
+		{"unknown top-level key", valid + "servces: []\n", `line 13: unknown key "servces" at the top level`},
+		{"unknown service key", strings.Replace(valid, "    port: 80\n", "    port: 80\n    prot: tcp\n", 1), `line 6: unknown key "prot" in a service`},
+		{"unknown real key", strings.Replace(valid, "port: 8080}", "port: 8080, wieght: 2}", 1), `unknown key "wieght" in a real`},
 		{"unknown timeouts key", valid + "timeouts: {tcp: 900, tcpfin: 120}\n", "line 13: field tcpfin not found"},
 		{"wrong type", strings.Replace(valid, "port: 80\n", "port: eighty\n", 1), "cannot unmarshal !!str `eighty` into int"},
 		{"syntax error", "interfaces: [eth0\n", "parse configuration: yaml: line"},
@@ -296,7 +296,7 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 		want string
 	}{
 		{"missing", filepath.Join(dir, "missing.yaml"), "missing.yaml: no such file"},
-		{"unknown key", write("typo.yaml", valid+"servces: []\n"), "typo.yaml: parse configuration: yaml: unmarshal errors:\n  line 13: field servces not found"},
+		{"unknown key", write("typo.yaml", valid+"servces: []\n"), `typo.yaml: parse configuration: line 13: unknown key "servces" at the top level`},
 		{"one problem", write("one.yaml", with(t, "[eth0, eth1]", "[]")), "one.yaml: interfaces: at least one interface is required"},
 		{"problems", write("two.yaml", with(t, "[eth0, eth1]", "[]")+"xdp_mode: x\n"), "two.yaml: 2 problems:\ninterfaces: at least"},
 	} {

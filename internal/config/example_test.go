@@ -45,6 +45,5 @@ func ExampleParse() {
 	_, err := config.Parse([]byte("interfaces: [eth0]\nservces: []\n"))
 	fmt.Println(err)
 	// Output:
-	// parse configuration: yaml: unmarshal errors:
-	//   line 2: field servces not found in type config.Config
+	// parse configuration: line 2: unknown key "servces" at the top level
 }

@@ -37,6 +37,13 @@ type Options struct {
 	Log         *slog.Logger
 }
 
+// ConfigError is the error Run returns when the configuration file is
+// refused; nothing was loaded or changed.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // Daemon is a running xlb daemon.
 type Daemon struct {
 	opts  Options
@@ -63,14 +70,17 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
-		return err
+		return &ConfigError{err}
 	}
 	if opts.Mode != "" {
 		cfg.XDPMode = opts.Mode
 	}
 	want, err := cfg.Desired()
 	if err != nil {
-		return fmt.Errorf("%s: %w", opts.ConfigPath, err)
+		return &ConfigError{fmt.Errorf("%s: %w", opts.ConfigPath, err)}
+	}
+	if err := interfacesExist(want.Interfaces); err != nil {
+		return &ConfigError{fmt.Errorf("%s: %w", opts.ConfigPath, err)}
 	}
 	d := &Daemon{opts: opts, log: opts.Log}
 	if err := d.start(cfg, want); err != nil {
@@ -147,6 +157,21 @@ func (d *Daemon) stop() {
 	}
 }
 
+// interfacesExist checks, before anything is loaded, that every
+// configured interface is on this host (in this network namespace).
+func interfacesExist(names []string) error {
+	var problems []string
+	for i, name := range names {
+		if _, err := net.InterfaceByName(name); err != nil {
+			problems = append(problems, fmt.Sprintf("interfaces[%d]: %q is not an interface of this host", i, name))
+		}
+	}
+	if problems != nil {
+		return &config.ValidationError{Problems: problems}
+	}
+	return nil
+}
+
 // ensureBPFFS makes dir on a bpffs, mounting one at /sys/fs/bpf if the
 // directory's file system is not bpffs.
 func ensureBPFFS(dir string) error {
@@ -196,6 +221,22 @@ func (d *Daemon) Config() *config.Config {
 func (d *Daemon) Apply(cfg *config.Config) (config.Changes, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.apply(cfg)
+}
+
+// Update implements api.Backend.
+func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cfg := d.cfg.Clone()
+	if err := edit(cfg); err != nil {
+		return config.Changes{}, err
+	}
+	return d.apply(cfg)
+}
+
+// apply moves the data path and the host addresses to cfg; d.mu is held.
+func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	want, err := cfg.Desired()
 	if err != nil {
 		return config.Changes{}, err

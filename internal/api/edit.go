@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// The edit handlers (services, reals, local IPs) each change the
+// configuration in force through Backend.Update, so that concurrent
+// requests never lose each other's changes, and answer like an apply.
+
+// WeightChange is the body of a real's edit.
+type WeightChange struct {
+	Weight int `json:"weight"`
+}
+
+// LocalIP is the body that adds a local IP.
+type LocalIP struct {
+	Address string `json:"address"`
+}
+
+// update decodes the body into in (when not nil), then applies edit to a
+// copy of the configuration in force and answers with what changed.
+func (s *server) update(w http.ResponseWriter, r *http.Request, in any, edit func(cfg *config.Config) error) {
+	if in != nil {
+		if err := decode(r, in); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	changes, err := s.b.Update(edit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)})
+}
+
+// serviceIndex finds the service the path names in cfg.
+func serviceIndex(r *http.Request, cfg *config.Config) (int, error) {
+	proto, err := datapath.ParseProto(r.PathValue("proto"))
+	if err != nil {
+		return 0, badRequest("%v", err)
+	}
+	vip, err := netip.ParseAddr(r.PathValue("vip"))
+	if err != nil {
+		return 0, badRequest("vip %q is not an IP address", r.PathValue("vip"))
+	}
+	port, err := strconv.ParseUint(r.PathValue("port"), 10, 16)
+	if err != nil {
+		return 0, badRequest("port %q is not a port number", r.PathValue("port"))
+	}
+	for i, svc := range cfg.Services {
+		p, _ := datapath.ParseProto(svc.Protocol)
+		a, _ := netip.ParseAddr(svc.VIP)
+		if p == proto && a == vip && svc.Port == int(port) {
+			return i, nil
+		}
+	}
+	return 0, notFound("no service %s %s", proto, netip.AddrPortFrom(vip, uint16(port)))
+}
+
+// realIndex finds the real the path names in svc.
+func realIndex(r *http.Request, svc config.Service) (int, error) {
+	addr, err := netip.ParseAddr(r.PathValue("addr"))
+	if err != nil {
+		return 0, badRequest("real %q is not an IP address", r.PathValue("addr"))
+	}
+	port, err := strconv.ParseUint(r.PathValue("rport"), 10, 16)
+	if err != nil {
+		return 0, badRequest("real port %q is not a port number", r.PathValue("rport"))
+	}
+	for j, real := range svc.Reals {
+		if a, _ := netip.ParseAddr(real.Address); a == addr && real.Port == int(port) {
+			return j, nil
+		}
+	}
+	return 0, notFound("no real %s in the service", netip.AddrPortFrom(addr, uint16(port)))
+}
+
+// sameAddr says whether two address strings name the same IP (so
+// "2001:db8::1" and "2001:DB8:0::1" are one real).
+func sameAddr(a, b string) bool {
+	x, errx := netip.ParseAddr(a)
+	y, erry := netip.ParseAddr(b)
+	if errx != nil || erry != nil {
+		return a == b
+	}
+	return x == y
+}
+
+func (s *server) addService(w http.ResponseWriter, r *http.Request) {
+	var svc config.Service
+	s.update(w, r, &svc, func(cfg *config.Config) error {
+		for _, o := range cfg.Services {
+			if sameAddr(o.VIP, svc.VIP) && o.Port == svc.Port && o.Protocol == svc.Protocol {
+				return conflict("service %s %s:%d exists", svc.Protocol, svc.VIP, svc.Port)
+			}
+		}
+		cfg.Services = append(cfg.Services, svc)
+		return nil
+	})
+}
+
+// editService merges the body into the service: the fields it names
+// change, the others (its reals, say) stay.
+func (s *server) editService(w http.ResponseWriter, r *http.Request) {
+	var body json.RawMessage
+	s.update(w, r, &body, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg.Services[i]); err != nil {
+			return badRequest("request body: %v", err)
+		}
+		return nil
+	})
+}
+
+func (s *server) delService(w http.ResponseWriter, r *http.Request) {
+	s.update(w, r, nil, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		cfg.Services = slices.Delete(cfg.Services, i, i+1)
+		return nil
+	})
+}
+
+func (s *server) addReal(w http.ResponseWriter, r *http.Request) {
+	var real config.Real
+	s.update(w, r, &real, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		for _, o := range cfg.Services[i].Reals {
+			if sameAddr(o.Address, real.Address) && o.Port == real.Port {
+				return conflict("real %s:%d exists", real.Address, real.Port)
+			}
+		}
+		cfg.Services[i].Reals = append(cfg.Services[i].Reals, real)
+		return nil
+	})
+}
+
+func (s *server) editReal(w http.ResponseWriter, r *http.Request) {
+	var change WeightChange
+	s.update(w, r, &change, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		j, err := realIndex(r, cfg.Services[i])
+		if err != nil {
+			return err
+		}
+		cfg.Services[i].Reals[j].Weight = &change.Weight
+		return nil
+	})
+}
+
+func (s *server) delReal(w http.ResponseWriter, r *http.Request) {
+	s.update(w, r, nil, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		j, err := realIndex(r, cfg.Services[i])
+		if err != nil {
+			return err
+		}
+		cfg.Services[i].Reals = slices.Delete(cfg.Services[i].Reals, j, j+1)
+		return nil
+	})
+}
+
+func (s *server) addLaddr(w http.ResponseWriter, r *http.Request) {
+	var l LocalIP
+	s.update(w, r, &l, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, l.Address) }) {
+			return conflict("local IP %s exists", l.Address)
+		}
+		cfg.Services[i].LocalIPs = append(cfg.Services[i].LocalIPs, l.Address)
+		return nil
+	})
+}
+
+func (s *server) delLaddr(w http.ResponseWriter, r *http.Request) {
+	s.update(w, r, nil, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		j := slices.IndexFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, r.PathValue("addr")) })
+		if j < 0 {
+			return notFound("no local IP %q in the service", r.PathValue("addr"))
+		}
+		cfg.Services[i].LocalIPs = slices.Delete(cfg.Services[i].LocalIPs, j, j+1)
+		return nil
+	})
+}
