@@ -10,8 +10,8 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
