@@ -1,98 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package api
+package api_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/api/apitest"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
-
-// fakeBackend is a daemon without a data path: it validates and keeps
-// configurations as the daemon does.
-type fakeBackend struct {
-	mu      sync.Mutex
-	cfg     *config.Config
-	cur     *config.Desired
-	applies int
-	conns   []datapath.ConnEntry
-}
-
-func (f *fakeBackend) Config() *config.Config {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cfg.Clone()
-}
-
-func (f *fakeBackend) Apply(cfg *config.Config) (config.Changes, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.apply(cfg)
-}
-
-func (f *fakeBackend) Update(edit func(*config.Config) error) (config.Changes, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cfg := f.cfg.Clone()
-	if err := edit(cfg); err != nil {
-		return config.Changes{}, err
-	}
-	return f.apply(cfg)
-}
-
-func (f *fakeBackend) apply(cfg *config.Config) (config.Changes, error) {
-	want, err := cfg.Desired()
-	if err != nil {
-		return config.Changes{}, err
-	}
-	changes := config.Diff(f.cur, want)
-	f.cfg, f.cur = cfg.Clone(), want
-	f.applies++
-	return changes, nil
-}
-
-func (f *fakeBackend) Status() ([]datapath.ServiceStatus, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []datapath.ServiceStatus
-	for _, s := range f.cur.Services {
-		st := datapath.ServiceStatus{Service: s}
-		for _, r := range f.cur.Reals[s.Key] {
-			st.Reals = append(st.Reals, datapath.RealStatus{Real: r, ActiveConns: 1})
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-func (f *fakeBackend) Conns(fn func(datapath.ConnEntry) bool) error {
-	for _, c := range f.conns {
-		if !fn(c) {
-			break
-		}
-	}
-	return nil
-}
-
-func (f *fakeBackend) Stats() (Stats, error) {
-	return Stats{Drops: map[string]uint64{"malformed": 2}, Verdicts: map[string]uint64{"tx": 5}}, nil
-}
 
 const baseConfig = `interfaces: [eth0]
 services:
@@ -104,34 +30,15 @@ services:
       - {address: 198.51.100.1, port: 8080}
 `
 
-// serve runs the API over a fake backend on a unix socket, as the daemon
-// does, and returns a client of it.
-func serve(t *testing.T) (*fakeBackend, *Client) {
-	t.Helper()
-	cfg, err := config.Parse([]byte(baseConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeBackend{cfg: &config.Config{}, cur: &config.Desired{}}
-	if _, err := f.Apply(cfg); err != nil {
-		t.Fatal(err)
-	}
-	f.applies = 0
-	sock := filepath.Join(t.TempDir(), "api.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: Handler(f, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return f, NewClient(sock)
+func serve(t *testing.T) (*apitest.Backend, *api.Client) {
+	b, sock := apitest.Serve(t, baseConfig)
+	return b, api.NewClient(sock)
 }
 
 // TestChanges sends each change to a fresh server and checks the status
 // and error, and that a refused change leaves the configuration as it was.
 func TestChanges(t *testing.T) {
-	svc := ServicePath("tcp", "192.0.2.10", 80)
+	svc := api.ServicePath("tcp", "192.0.2.10", 80)
 	tests := []struct {
 		name         string
 		method, path string
@@ -151,24 +58,24 @@ func TestChanges(t *testing.T) {
 				return want(c.Services[0].Scheduler == "wrr" && len(c.Services[0].Reals) == 1, "wrr with its real")
 			}},
 		{"edit unknown scheduler", "PUT", svc, map[string]any{"scheduler": "fastest"}, 400, "services[0].scheduler", nil},
-		{"edit missing service", "PUT", ServicePath("tcp", "192.0.2.99", 80), map[string]any{"scheduler": "wrr"}, 404, "no service", nil},
-		{"bad protocol in path", "PUT", ServicePath("sctp", "192.0.2.10", 80), map[string]any{}, 400, "sctp", nil},
+		{"edit missing service", "PUT", api.ServicePath("tcp", "192.0.2.99", 80), map[string]any{"scheduler": "wrr"}, 404, "no service", nil},
+		{"bad protocol in path", "PUT", api.ServicePath("sctp", "192.0.2.10", 80), map[string]any{}, 400, "sctp", nil},
 		{"bad port in path", "DELETE", "/v1/services/tcp/192.0.2.10/99999", nil, 400, `port "99999"`, nil},
 		{"delete service", "DELETE", svc, nil, 200, "", func(c *config.Config) string { return want(len(c.Services) == 0, "no services") }},
 		{"add real", "POST", svc + "/reals", config.Real{Address: "198.51.100.2", Port: 8080}, 200, "",
 			func(c *config.Config) string { return want(len(c.Services[0].Reals) == 2, "2 reals") }},
 		{"add real of the other family", "POST", svc + "/reals", config.Real{Address: "2001:db8::2", Port: 8080}, 400, "services[0].reals[1].address", nil},
 		{"add existing real", "POST", svc + "/reals", config.Real{Address: "198.51.100.1", Port: 8080}, 409, "exists", nil},
-		{"weight out of range", "PUT", svc + "/reals/198.51.100.1/8080", WeightChange{Weight: 100000}, 400, "services[0].reals[0].weight", nil},
-		{"drain real", "PUT", svc + "/reals/198.51.100.1/8080", WeightChange{Weight: 0}, 200, "",
+		{"weight out of range", "PUT", svc + "/reals/198.51.100.1/8080", api.WeightChange{Weight: 100000}, 400, "services[0].reals[0].weight", nil},
+		{"drain real", "PUT", svc + "/reals/198.51.100.1/8080", api.WeightChange{Weight: 0}, 200, "",
 			func(c *config.Config) string {
 				w := c.Services[0].Reals[0].Weight
 				return want(w != nil && *w == 0, "weight 0")
 			}},
-		{"edit missing real", "PUT", svc + "/reals/198.51.100.9/8080", WeightChange{Weight: 2}, 404, "no real", nil},
+		{"edit missing real", "PUT", svc + "/reals/198.51.100.9/8080", api.WeightChange{Weight: 2}, 404, "no real", nil},
 		{"delete real", "DELETE", svc + "/reals/198.51.100.1/8080", nil, 200, "",
 			func(c *config.Config) string { return want(len(c.Services[0].Reals) == 0, "no reals") }},
-		{"add local IP", "POST", svc + "/laddrs", LocalIP{Address: "198.51.100.253"}, 200, "",
+		{"add local IP", "POST", svc + "/laddrs", api.LocalIP{Address: "198.51.100.253"}, 200, "",
 			func(c *config.Config) string { return want(len(c.Services[0].LocalIPs) == 2, "2 local IPs") }},
 		{"delete last local IP", "DELETE", svc + "/laddrs/198.51.100.254", nil, 400, "services[0].local_ips", nil},
 		{"delete missing local IP", "DELETE", svc + "/laddrs/198.51.100.1", nil, 404, "no local IP", nil},
@@ -187,11 +94,11 @@ func TestChanges(t *testing.T) {
 				}
 				return
 			}
-			var se *StatusError
+			var se *api.StatusError
 			if !errors.As(err, &se) || se.Status != tc.wantStatus || !strings.Contains(se.Message, tc.wantErr) {
 				t.Fatalf("got %v, want status %d with %q", err, tc.wantStatus, tc.wantErr)
 			}
-			if f.applies != 0 || !sameConfig(before, f.Config()) {
+			if f.Applies() != 0 || !sameConfig(before, f.Config()) {
 				t.Fatalf("refused change changed the configuration")
 			}
 		})
@@ -231,7 +138,7 @@ func TestApply(t *testing.T) {
 		{"empty", "", "empty"},
 	} {
 		_, err := c.Apply(ctx, []byte(tc.yaml))
-		var se *StatusError
+		var se *api.StatusError
 		if !errors.As(err, &se) || se.Status != 400 || !strings.Contains(se.Message, tc.wantErr) {
 			t.Errorf("%s: got %v, want 400 with %q", tc.name, err, tc.wantErr)
 		}
@@ -246,7 +153,7 @@ func TestReads(t *testing.T) {
 	f, c := serve(t)
 	ctx := context.Background()
 	vip, real, local := netip.MustParseAddrPort("192.0.2.10:80"), netip.MustParseAddrPort("198.51.100.1:8080"), netip.MustParseAddrPort("198.51.100.254:40000")
-	f.conns = []datapath.ConnEntry{
+	f.ConnEntries = []datapath.ConnEntry{
 		{Proto: datapath.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"), To: vip, Peer: real, Idle: time.Second},
 		{Proto: datapath.TCP, From: real, To: local, Peer: netip.MustParseAddrPort("203.0.113.7:5000"), Reverse: true},
 		{Proto: datapath.TCP, From: netip.MustParseAddrPort("203.0.113.7:5001"), To: netip.MustParseAddrPort("192.0.2.99:80"), Peer: real},
@@ -282,13 +189,13 @@ func TestOpenAPIDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(docs, OpenAPI) {
+	if !bytes.Equal(docs, api.OpenAPI) {
 		t.Fatal("docs/openapi.json differs from internal/api/openapi.json: copy it")
 	}
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`
 	}
-	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+	if err := json.Unmarshal(api.OpenAPI, &doc); err != nil {
 		t.Fatalf("openapi.json: %v", err)
 	}
 	documented := map[string]bool{}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package apitest serves the xlb API over an in-memory backend, for tests
+// of the API and of the commands that talk to it, as net/http/httptest
+// does for HTTP handlers.
+package apitest
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// Backend is a daemon without a data path: it validates configurations
+// and keeps them as the daemon does. Every real has one active and no
+// inactive connection; Conns lists ConnEntries.
+type Backend struct {
+	mu      sync.Mutex
+	cfg     *config.Config
+	cur     *config.Desired
+	applies int
+
+	// ConnEntries are what Conns lists.
+	ConnEntries []datapath.ConnEntry
+}
+
+// NewBackend returns a backend holding the configuration yaml.
+func NewBackend(yaml string) (*Backend, error) {
+	cfg, err := config.Parse([]byte(yaml))
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: &config.Config{}, cur: &config.Desired{}}
+	if _, err := b.Apply(cfg); err != nil {
+		return nil, err
+	}
+	b.applies = 0
+	return b, nil
+}
+
+// Applies counts the configurations applied since NewBackend.
+func (b *Backend) Applies() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.applies
+}
+
+// Config implements api.Backend.
+func (b *Backend) Config() *config.Config {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Clone()
+}
+
+// Apply implements api.Backend.
+func (b *Backend) Apply(cfg *config.Config) (config.Changes, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.apply(cfg)
+}
+
+// Update implements api.Backend.
+func (b *Backend) Update(edit func(*config.Config) error) (config.Changes, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cfg := b.cfg.Clone()
+	if err := edit(cfg); err != nil {
+		return config.Changes{}, err
+	}
+	return b.apply(cfg)
+}
+
+func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
+	want, err := cfg.Desired()
+	if err != nil {
+		return config.Changes{}, err
+	}
+	changes := config.Diff(b.cur, want)
+	b.cfg, b.cur = cfg.Clone(), want
+	b.applies++
+	return changes, nil
+}
+
+// Status implements api.Backend.
+func (b *Backend) Status() ([]datapath.ServiceStatus, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []datapath.ServiceStatus
+	for _, s := range b.cur.Services {
+		st := datapath.ServiceStatus{Service: s}
+		for _, r := range b.cur.Reals[s.Key] {
+			st.Reals = append(st.Reals, datapath.RealStatus{Real: r, ActiveConns: 1})
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// Conns implements api.Backend.
+func (b *Backend) Conns(fn func(datapath.ConnEntry) bool) error {
+	for _, c := range b.ConnEntries {
+		if !fn(c) {
+			break
+		}
+	}
+	return nil
+}
+
+// Stats implements api.Backend: two malformed drops and five XDP_TX.
+func (b *Backend) Stats() (api.Stats, error) {
+	return api.Stats{Drops: map[string]uint64{"malformed": 2}, Verdicts: map[string]uint64{"tx": 5}}, nil
+}
+
+// Serve serves the API over a Backend holding yaml on a unix socket in
+// a test directory until the test ends, and returns the backend and the
+// socket's path.
+func Serve(t testing.TB, yaml string) (*Backend, string) {
+	t.Helper()
+	b, err := NewBackend(yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "api.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: api.Handler(b, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return b, sock
+}
