@@ -48,16 +48,25 @@ func TestClientCommands(t *testing.T) {
 		{name: "stats", args: []string{"stats"}, wantOut: []string{"malformed", "2"}},
 		{name: "conn list", args: []string{"conn", "list"}, wantOut: []string{"source", "destination/peer", "tcp idle 1s SYN_SENT 203.0.113.7:5000 192.0.2.10:80 198.51.100.1:8080 in"}},
 		{name: "add service", args: []string{"service", "add", "-u", "192.0.2.10:53", "-s", "sh", "-z", "198.51.100.254"},
-			check: func(b *apitest.Backend) bool { c := b.Config(); return len(c.Services) == 2 && c.Services[1].Scheduler == "sh" }},
+			check: func(b *apitest.Backend) bool {
+				c := b.Config()
+				return len(c.Services) == 2 && c.Services[1].Scheduler == "sh"
+			}},
 		{name: "add service without laddr", args: []string{"service", "add", "-t", "192.0.2.11:80"}, wantUsage: true, wantOut: []string{"services[1].local_ips"}},
 		{name: "add service twice", args: []string{"service", "add", "-t", "192.0.2.10:80", "-z", "198.51.100.254"}, wantUsage: true, wantOut: []string{"exists"}},
 		{name: "service -t and -u", args: []string{"service", "del", "-t", "192.0.2.10:80", "-u", "192.0.2.10:80"}, wantUsage: true},
 		{name: "service bad address", args: []string{"service", "del", "-t", "192.0.2.300:80"}, wantUsage: true, wantOut: []string{"192.0.2.300:80"}},
 		{name: "edit scheduler", args: []string{"service", "edit", "-t", "192.0.2.10:80", "-s", "mh"},
-			check: func(b *apitest.Backend) bool { c := b.Config(); return c.Services[0].Scheduler == "mh" && len(c.Services[0].Reals) == 2 }},
+			check: func(b *apitest.Backend) bool {
+				c := b.Config()
+				return c.Services[0].Scheduler == "mh" && len(c.Services[0].Reals) == 2
+			}},
 		{name: "edit nothing", args: []string{"service", "edit", "-t", "192.0.2.10:80"}, wantUsage: true, wantOut: []string{"nothing to edit"}},
 		{name: "add real", args: []string{"real", "add", "-t", "192.0.2.10:80", "-r", "198.51.100.3:8080", "-w", "5"},
-			check: func(b *apitest.Backend) bool { r := b.Config().Services[0].Reals; return len(r) == 3 && *r[2].Weight == 5 }},
+			check: func(b *apitest.Backend) bool {
+				r := b.Config().Services[0].Reals
+				return len(r) == 3 && *r[2].Weight == 5
+			}},
 		{name: "drain real", args: []string{"real", "edit", "-t", "192.0.2.10:80", "-r", "198.51.100.1:8080", "-w", "0"},
 			check: func(b *apitest.Backend) bool { return *b.Config().Services[0].Reals[0].Weight == 0 }},
 		{name: "real weight too big", args: []string{"real", "edit", "-t", "192.0.2.10:80", "-r", "198.51.100.1:8080", "-w", "70000"}, wantUsage: true, wantOut: []string{"weight"}},

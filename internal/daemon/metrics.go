@@ -13,12 +13,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/datapath"
 )
+
+// counterSource is where the collector reads: the daemon.
+type counterSource interface {
+	Status() ([]datapath.ServiceStatus, error)
+	Stats() (api.Stats, error)
+}
 
 // collector reads the data path's counters at every scrape: nothing is
 // copied between scrapes, so the figures are the maps' own.
 type collector struct {
-	d *Daemon
+	d counterSource
 
 	svcPackets, svcBytes, svcConns       *prometheus.Desc
 	realPackets, realBytes, realConns    *prometheus.Desc
@@ -31,7 +40,7 @@ var (
 	realLabels = []string{"vip", "port", "protocol", "real", "real_port"}
 )
 
-func newCollector(d *Daemon) *collector {
+func newCollector(d counterSource) *collector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("xlb_"+name, help, labels, nil)
 	}

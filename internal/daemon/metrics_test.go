@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package daemon
+
+import (
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// fakeCounters serves fixed counters, or fails.
+type fakeCounters struct{ fail bool }
+
+func (f fakeCounters) Status() ([]datapath.ServiceStatus, error) {
+	if f.fail {
+		return nil, errors.New("map read failed")
+	}
+	key := datapath.ServiceKey{VIP: netip.MustParseAddr("192.0.2.10"), Port: 80, Proto: datapath.TCP}
+	return []datapath.ServiceStatus{{
+		Service: datapath.Service{Key: key},
+		Stats:   datapath.Counters{Conns: 7, InPackets: 100, OutPackets: 90, InBytes: 6400, OutBytes: 128000},
+		Reals: []datapath.RealStatus{{
+			Real:        datapath.Real{Addr: netip.MustParseAddr("198.51.100.1"), Port: 8080, Weight: 2},
+			Stats:       datapath.Counters{Conns: 7, InPackets: 100},
+			ActiveConns: 3, InactiveConns: 4,
+		}},
+	}}, nil
+}
+
+func (f fakeCounters) Stats() (api.Stats, error) {
+	return api.Stats{Drops: map[string]uint64{"malformed": 2}, Verdicts: map[string]uint64{"tx": 190}}, nil
+}
+
+func TestMetrics(t *testing.T) {
+	const want = `
+# HELP xlb_drops_total Packets the data path dropped, by reason.
+# TYPE xlb_drops_total counter
+xlb_drops_total{reason="malformed"} 2
+# HELP xlb_real_active_connections Established connections of a real (ipvsadm ActiveConn).
+# TYPE xlb_real_active_connections gauge
+xlb_real_active_connections{port="80",protocol="tcp",real="198.51.100.1",real_port="8080",vip="192.0.2.10"} 3
+# HELP xlb_real_inactive_connections Other live connections of a real (ipvsadm InActConn).
+# TYPE xlb_real_inactive_connections gauge
+xlb_real_inactive_connections{port="80",protocol="tcp",real="198.51.100.1",real_port="8080",vip="192.0.2.10"} 4
+# HELP xlb_service_bytes_total Bytes of a service by direction.
+# TYPE xlb_service_bytes_total counter
+xlb_service_bytes_total{direction="in",port="80",protocol="tcp",vip="192.0.2.10"} 6400
+xlb_service_bytes_total{direction="out",port="80",protocol="tcp",vip="192.0.2.10"} 128000
+# HELP xlb_service_connections_total Connections a service scheduled.
+# TYPE xlb_service_connections_total counter
+xlb_service_connections_total{port="80",protocol="tcp",vip="192.0.2.10"} 7
+# HELP xlb_up 1 when the daemon reads its data path.
+# TYPE xlb_up gauge
+xlb_up 1
+`
+	names := []string{"xlb_drops_total", "xlb_real_active_connections", "xlb_real_inactive_connections",
+		"xlb_service_bytes_total", "xlb_service_connections_total", "xlb_up"}
+	if err := testutil.CollectAndCompare(newCollector(fakeCounters{}), strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := testutil.CollectAndLint(newCollector(fakeCounters{})); err != nil || len(n) > 0 {
+		t.Fatalf("lint: %v %v", n, err)
+	}
+	failing := "# HELP xlb_up 1 when the daemon reads its data path.\n# TYPE xlb_up gauge\nxlb_up 0\n"
+	if err := testutil.CollectAndCompare(newCollector(fakeCounters{fail: true}), strings.NewReader(failing), "xlb_up"); err != nil {
+		t.Fatal(err)
+	}
+}
