@@ -143,6 +143,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	d.cfg, d.cur = cfg, want
+	d.addrs.ifaces = want.Interfaces
 	return d.addrs.sync(hostAddrs(want))
 }
 

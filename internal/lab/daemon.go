@@ -65,13 +65,12 @@ func (t Topology) DaemonFiles() (config, socket, pins string) {
 }
 
 // StartDaemon runs `self daemon` in the balancer's network namespace
-// (nsenter, which keeps the host's mount namespace, so the pinned maps
-// outlive the process) and waits until its API answers.
+// (Exec keeps the host's bpffs, so the pinned maps outlive the process)
+// and waits until its API answers.
 func (t Topology) StartDaemon(ctx context.Context, self string, extra ...string) (*Daemon, error) {
 	cfg, sock, pins := t.DaemonFiles()
-	args := append([]string{"--net=/run/netns/" + t.LB(), "--", self, "daemon", "--config", cfg,
-		"--socket", sock, "--pin-path", pins}, extra...)
-	d := &Daemon{cmd: exec.Command("nsenter", args...), stderr: &bytes.Buffer{}, done: make(chan error, 1),
+	args := append([]string{"daemon", "--config", cfg, "--socket", sock, "--pin-path", pins}, extra...)
+	d := &Daemon{cmd: t.Exec(t.LB(), self, args...), stderr: &bytes.Buffer{}, done: make(chan error, 1),
 		Socket: sock, PinPath: pins}
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {

@@ -208,9 +208,11 @@ func (t Topology) Down() error {
 	return errors.Join(errs...)
 }
 
-// Exec runs a command inside a node's namespace.
+// Exec runs a command inside a node's network namespace. It uses
+// nsenter rather than `ip netns exec`, which would give the command a
+// /sys of its own: maps a daemon pins there would vanish with it.
 func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
-	return exec.Command("ip", append([]string{"netns", "exec", ns, name}, args...)...)
+	return exec.Command("nsenter", append([]string{"--net=/run/netns/" + ns, "--", name}, args...)...)
 }
 
 // InNamespace runs fn on an OS thread inside namespace ns, then puts the
