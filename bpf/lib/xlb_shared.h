@@ -59,13 +59,22 @@ struct service {
 	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */
 };
 
-/* reals array value: one real server. port 0 keeps the client's port. */
+/* reals array value: one real server. port 0 keeps the client's port.
+ * The data path reads addr, port and family. The rest is the control
+ * plane's record of whose real it is, kept in the pinned map so that a
+ * restarted daemon rebuilds its ids from it: connections name reals by
+ * id, so a real must keep its id across restarts. */
 struct real {
 	struct xlb_addr addr;
 	__be16 port;
 	__u8 family;
-	__u8 flags; /* reserved, zero */
+	__u8 flags;   /* XLB_REAL_F_* */
+	__u32 svc_id; /* the service the real belongs to, while in use */
+	__u32 weight; /* its configured weight (0 = drained) */
 };
+
+/* real.flags */
+#define XLB_REAL_F_IN_USE 0x1 /* a service has it; else a freed id */
 
 /* laddrs array value: a local IP that FullNAT uses as the source towards
  * the reals. */

@@ -174,7 +174,7 @@ func TestReads(t *testing.T) {
 		t.Fatalf("bad vip filter: %v", err)
 	}
 	st, err := c.Stats(ctx)
-	if err != nil || st.Drops["malformed"] != 2 || st.Verdicts["tx"] != 5 {
+	if err != nil || st.Drops["ip_truncated"] != 2 || st.Verdicts["tx"] != 5 {
 		t.Fatalf("stats: %+v, %v", st, err)
 	}
 	if v, err := c.Version(ctx); err != nil || v.Version != "test" {

@@ -329,3 +329,11 @@ func TestClone(t *testing.T) {
 		t.Error("a nil configuration cloned to nil")
 	}
 }
+
+// TestShippedExample keeps examples/xlb.yaml (and the docs that quote
+// it) valid.
+func TestShippedExample(t *testing.T) {
+	if _, err := Load("../../examples/xlb.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}

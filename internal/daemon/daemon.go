@@ -139,8 +139,22 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 			return err
 		}
 	}
-	if _, err := transition(dp, &config.Desired{Settings: dp.Settings()}, want); err != nil {
+	// Pinned maps from a previous run hold its services: start from what
+	// is there, so unchanged services and reals keep their ids (and
+	// connections) and only the difference is applied.
+	found, err := observed(dp)
+	if err != nil {
+		return fmt.Errorf("read the pinned data path: %w", err)
+	}
+	if n := len(found.Services); n > 0 {
+		d.log.Info("pinned maps hold a previous run's services; applying the difference", "services", n)
+	}
+	changes, err := transition(dp, found, want)
+	if err != nil {
 		return err
+	}
+	if !changes.Empty() && len(found.Services) > 0 {
+		d.log.Info("configuration applied", "changes", changes.String())
 	}
 	d.cfg, d.cur = cfg, want
 	d.addrs.ifaces = want.Interfaces

@@ -34,14 +34,14 @@ func (f fakeCounters) Status() ([]datapath.ServiceStatus, error) {
 }
 
 func (f fakeCounters) Stats() (api.Stats, error) {
-	return api.Stats{Drops: map[string]uint64{"malformed": 2}, Verdicts: map[string]uint64{"tx": 190}}, nil
+	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 190}}, nil
 }
 
 func TestMetrics(t *testing.T) {
 	const want = `
 # HELP xlb_drops_total Packets the data path dropped, by reason.
 # TYPE xlb_drops_total counter
-xlb_drops_total{reason="malformed"} 2
+xlb_drops_total{reason="ip_truncated"} 2
 # HELP xlb_real_active_connections Established connections of a real (ipvsadm ActiveConn).
 # TYPE xlb_real_active_connections gauge
 xlb_real_active_connections{port="80",protocol="tcp",real="198.51.100.1",real_port="8080",vip="192.0.2.10"} 3

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -173,10 +174,20 @@ func TestPinnedMapsSurviveReload(t *testing.T) {
 	e := newEnv(t, Options{PinPath: dir})
 	f := families[0]
 	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
+	mhKey := ServiceKey{VIP: f.vip, Port: 443, Proto: TCP}
+	before := reals(f, 1, 1, 1)
+	before[2].Weight = 0 // a drained real is not in the table, but is the service's
+	e.addService(key, RoundRobin, f.laddr, before...)
+	if err := e.dp.AddService(Service{Key: mhKey, Scheduler: MaglevHash, LocalIPs: []netip.Addr{f.laddr}, MaglevSize: 251}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.SetReals(mhKey, reals(f, 3, 1)); err != nil {
+		t.Fatal(err)
+	}
 	held := e.clientPkt(f, TCP, 40000, 80, "S")
 	e.expect(e.clientPkt(f, TCP, 39999, 80, "S").frame(t), XDPRedirect, nil) // takes real 1
-	before := e.expect(held.frame(t), XDPRedirect, nil)                      // real 2
+	first := e.expect(held.frame(t), XDPRedirect, nil)                       // real 2
+	services := e.dp.Services()
 	if err := e.dp.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -191,19 +202,35 @@ func TestPinnedMapsSurviveReload(t *testing.T) {
 	if err := dp.Conns(func(ConnEntry) bool { n++; return true }); err != nil || n != 4 {
 		t.Fatalf("after reload: %d connection entries (%v), want 4", n, err)
 	}
-	// the restarted owner attaches (here: redirect targets) and applies
-	// the same configuration again
+	// the new owner finds the services, local IPs, reals and weights
+	if got := dp.Services(); !reflect.DeepEqual(got, services) {
+		t.Fatalf("after reload the services are\n%+v\nwant\n%+v", got, services)
+	}
+	for k, want := range map[ServiceKey][]Real{key: before, mhKey: reals(f, 3, 1)} {
+		if got, err := dp.Reals(k); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("after reload the reals of %s are %+v (%v), want %+v", k, got, err, want)
+		}
+	}
 	for _, ifc := range []int{e.clientIf.Index, e.realIf.Index} {
 		e.inNS(func() { err = dp.AddRedirectTarget(ifc) })
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
+	// and applies a different list: a real ahead of the others, real 1
+	// removed. The held connection stays on real 2 (it keeps its id).
+	changed := append([]Real{{Addr: f.real(9), Port: 80, Weight: 1}}, before[1:]...)
+	if err := dp.SetReals(key, changed); err != nil {
+		t.Fatal(err)
+	}
 	held.flags = "A"
 	after := e.expect(held.frame(t), XDPRedirect, nil)
-	if dstOf(t, after) != dstOf(t, before) || srcOf(t, after) != srcOf(t, before) {
+	if dstOf(t, after) != dstOf(t, first) || srcOf(t, after) != srcOf(t, first) {
 		t.Errorf("after reload the connection goes %s -> %s, before %s -> %s",
-			srcOf(t, after), dstOf(t, after), srcOf(t, before), dstOf(t, before))
+			srcOf(t, after), dstOf(t, after), srcOf(t, first), dstOf(t, first))
+	}
+	// the new real got a fresh id, not a used one: new connections reach it
+	if fresh := dstOf(t, e.expect(e.clientPkt(f, TCP, 40001, 80, "S").frame(t), XDPRedirect, nil)).Addr(); fresh != f.real(9) && fresh != f.real(2) {
+		t.Errorf("a new connection went to %s, want real 9 or real 2", fresh)
 	}
 }

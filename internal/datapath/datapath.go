@@ -101,6 +101,13 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, err
 	}
 	d.reg.init(d.objs.SvcVips.MaxEntries(), d.objs.Reals.MaxEntries(), d.objs.Laddrs.MaxEntries())
+	if opts.PinPath == "" {
+		return d, nil // fresh maps: nothing to read back
+	}
+	if err := d.rebuildRegistry(); err != nil {
+		d.objs.Close()
+		return nil, fmt.Errorf("read back pinned maps: %w", err)
+	}
 	return d, nil
 }
 

@@ -72,12 +72,19 @@ func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
 	for _, r := range reals {
 		i := slices.IndexFunc(st.reals, func(o realState) bool { return o.real.AddrPort() == r.AddrPort() })
 		if i >= 0 {
-			next = append(next, realState{id: st.reals[i].id, real: r})
+			id := st.reals[i].id
+			if st.reals[i].real.Weight != r.Weight { // keep the record's weight current
+				if err := d.recordReal(id, r, st.id, xlbRealFInUse); err != nil {
+					undo()
+					return fmt.Errorf("set reals of %s: %w", k, err)
+				}
+			}
+			next = append(next, realState{id: id, real: r})
 			continue
 		}
 		id, err := d.reg.realIDs.get()
 		if err == nil {
-			err = d.writeReal(id, r)
+			err = d.writeReal(id, r, st.id)
 		}
 		if err != nil {
 			undo()
@@ -92,18 +99,40 @@ func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
 	}
 	for _, old := range st.reals {
 		if !slices.ContainsFunc(next, func(n realState) bool { return n.id == old.id }) {
-			d.reg.realIDs.put(old.id)
+			d.freeReal(old)
 		}
 	}
 	st.reals = next
 	return nil
 }
 
+// xlbRealFInUse mirrors XLB_REAL_F_IN_USE (bpf/lib/xlb_shared.h): the
+// real's id belongs to a service.
+const xlbRealFInUse = 0x1
+
+// recordReal writes a real's entry: its address for the data path, and
+// for a restarted control plane whose it is (see rebuildRegistry).
+func (d *Datapath) recordReal(id uint32, r Real, svcID uint32, flags uint8) error {
+	v := xlbReal{Addr: toAddr(r.Addr), Port: htons(r.Port), Family: familyOf(r.Addr), Flags: flags, SvcId: svcID, Weight: r.Weight}
+	if err := d.objs.Reals.Put(id, v); err != nil {
+		return fmt.Errorf("write reals[%d]: %w", id, err)
+	}
+	return nil
+}
+
+// freeReal gives a removed real's id back. The entry keeps the address,
+// so the real's connections are forwarded until they end, but is no
+// longer marked in use.
+func (d *Datapath) freeReal(r realState) {
+	_ = d.recordReal(r.id, r.real, 0, 0)
+	d.reg.realIDs.put(r.id)
+}
+
 // writeReal writes a new real's entry and zeroes its counters and cached
 // next hop (the id may have served another real before).
-func (d *Datapath) writeReal(id uint32, r Real) error {
-	if err := d.objs.Reals.Put(id, xlbReal{Addr: toAddr(r.Addr), Port: htons(r.Port), Family: familyOf(r.Addr)}); err != nil {
-		return fmt.Errorf("write reals[%d]: %w", id, err)
+func (d *Datapath) writeReal(id uint32, r Real, svcID uint32) error {
+	if err := d.recordReal(id, r, svcID, xlbRealFInUse); err != nil {
+		return err
 	}
 	zero := make([]xlbXlbCounters, d.cpus)
 	if err := d.objs.RealStats.Put(id, zero); err != nil {

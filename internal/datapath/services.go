@@ -240,7 +240,7 @@ func (d *Datapath) RemoveService(k ServiceKey) error {
 	_ = d.objs.SchedTables.Delete(st.id)
 	d.releaseLocalIPs(st.laddrIDs)
 	for _, r := range st.reals {
-		d.reg.realIDs.put(r.id)
+		d.freeReal(r)
 	}
 	d.reg.svcIDs.put(st.id)
 	if err := d.syncLocalAddrs(append([]netip.Addr{k.VIP}, st.svc.LocalIPs...)...); err != nil {

@@ -77,6 +77,8 @@ type xlbReal struct {
 	Port   uint16
 	Family uint8
 	Flags  uint8
+	SvcId  uint32
+	Weight uint32
 }
 
 type xlbSchedCursor struct {

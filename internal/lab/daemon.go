@@ -21,6 +21,15 @@ import (
 // interfaces, TCP and UDP services on the VIP and a TCP service on the
 // IPv6 VIP, all on ServicePort, over every real, with the given scheduler.
 func (t Topology) Config(scheduler string) string {
+	all := make([]int, t.Reals)
+	for i := range all {
+		all[i] = i + 1
+	}
+	return t.ConfigWith(scheduler, all)
+}
+
+// ConfigWith is Config over the reals numbered in reals, in that order.
+func (t Topology) ConfigWith(scheduler string, reals []int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "interfaces: [%s]\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
 	for _, s := range []struct {
@@ -34,7 +43,7 @@ func (t Topology) Config(scheduler string) string {
 	} {
 		fmt.Fprintf(&b, "  - vip: %s\n    port: %d\n    protocol: %s\n    scheduler: %s\n    local_ips: [%s]\n    reals:\n",
 			s.vip, ServicePort, s.proto, scheduler, s.lip)
-		for i := 1; i <= t.Reals; i++ {
+		for _, i := range reals {
 			addr := t.RealAddr(i)
 			if s.v6 {
 				addr = t.RealAddr6(i)

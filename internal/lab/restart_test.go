@@ -16,7 +16,7 @@ import (
 func TestRestartKeepsConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topo, d := startLab(t, ctx, 2, "rr")
+	topo, d := startLab(t, ctx, 3, "rr")
 	vip := netip.AddrPortFrom(topo.VIP(), ServicePort)
 
 	held, err := dialKeepAlive(ctx, topo.Client(), vip)
@@ -29,21 +29,45 @@ func TestRestartKeepsConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := d.Stop(); err != nil {
-		t.Fatalf("stop daemon: %v", err)
+	// first the same configuration, then one that lists a new real
+	// first and the others in reverse: the held connection's real keeps
+	// its id in the pinned maps, so it keeps the connection
+	reordered := []int{topo.Reals}
+	for i := topo.Reals - 1; i >= 1; i-- {
+		reordered = append(reordered, i)
 	}
-	d2, err := topo.StartDaemon(ctx, xlbBinary)
+	for _, cfg := range []string{topo.Config("rr"), topo.ConfigWith("rr", reordered)} {
+		if err := d.Stop(); err != nil {
+			t.Fatalf("stop daemon: %v", err)
+		}
+		if err := topo.WriteConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		d2, err := topo.StartDaemon(ctx, xlbBinary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*d = *d2 // the cleanup startLab registered stops the new one
+
+		after, err := held.getBody("/")
+		if err != nil {
+			t.Fatalf("held connection after the restart: %v (before: %q)", err, before)
+		}
+		if after != before {
+			t.Fatalf("held connection answered %q after the restart, %q before: not the same real and local port", after, before)
+		}
+	}
+	svcs, err := d.Client().Services(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	*d = *d2 // the cleanup startLab registered stops the new one
-
-	after, err := held.getBody("/")
-	if err != nil {
-		t.Fatalf("held connection after the restart: %v (before: %q)", err, before)
+	if len(svcs) != 3 {
+		t.Fatalf("after the restarts the daemon holds %d services, want the 3 of the file: %+v", len(svcs), svcs)
 	}
-	if after != before {
-		t.Fatalf("held connection answered %q after the restart, %q before: not the same real and local port", after, before)
+	for _, s := range svcs {
+		if len(s.Reals) != topo.Reals {
+			t.Fatalf("service %s %s has %d reals after the restarts, want %d", s.Protocol, s.VIP, len(s.Reals), topo.Reals)
+		}
 	}
 	// and the new daemon balances new connections
 	for i := 0; i < 2*topo.Reals; i++ {

@@ -114,9 +114,9 @@ func (b *Backend) Conns(fn func(datapath.ConnEntry) bool) error {
 	return nil
 }
 
-// Stats implements api.Backend: two malformed drops and five XDP_TX.
+// Stats implements api.Backend: two ip_truncated drops and five XDP_TX.
 func (b *Backend) Stats() (api.Stats, error) {
-	return api.Stats{Drops: map[string]uint64{"malformed": 2}, Verdicts: map[string]uint64{"tx": 5}}, nil
+	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 5}}, nil
 }
 
 // Serve serves the API over a Backend holding yaml on a unix socket in
