@@ -57,7 +57,7 @@ func newLabCmd() *cobra.Command {
 				_ = topo.Down()
 				return err
 			}
-			cfg, _, _ := topo.DaemonFiles()
+			cfg, _, pins := topo.DaemonFiles()
 			if err := topo.WriteConfig(topo.Config("rr")); err != nil {
 				_ = topo.Down()
 				return err
@@ -66,7 +66,7 @@ func newLabCmd() *cobra.Command {
 			fmt.Fprintf(w, "lab %s up: client %s, lb on %s, reals %s..%s answering HTTP and UDP echo on port %d\n",
 				topo.Name, topo.ClientAddr(), strings.Join(topo.LBInterfaces(), ","), topo.RealAddr(1), topo.RealAddr(topo.Reals), lab.ServicePort)
 			fmt.Fprintf(w, "a daemon config for VIP %s and [%s] (local IPs %s, %s) is in %s:\n", topo.VIP(), topo.VIP6(), topo.LocalIP(), topo.LocalIP6(), cfg)
-			fmt.Fprintf(w, "  xlb lab exec lb -- xlb daemon --config %s &\n", cfg)
+			fmt.Fprintf(w, "  xlb lab exec lb -- xlb daemon --config %s --pin-path %s &\n", cfg, pins)
 			fmt.Fprintf(w, "  xlb lab exec client -- curl -s http://%s/\n", topo.VIP())
 			return nil
 		},
