@@ -45,6 +45,18 @@ func (s *server) update(w http.ResponseWriter, r *http.Request, in any, edit fun
 	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)})
 }
 
+// updateService is update for a change to the service the path names:
+// edit gets the configuration and the service's index in it.
+func (s *server) updateService(w http.ResponseWriter, r *http.Request, in any, edit func(cfg *config.Config, i int) error) {
+	s.update(w, r, in, func(cfg *config.Config) error {
+		i, err := serviceIndex(r, cfg)
+		if err != nil {
+			return err
+		}
+		return edit(cfg, i)
+	})
+}
+
 // serviceIndex finds the service the path names in cfg.
 func serviceIndex(r *http.Request, cfg *config.Config) (int, error) {
 	proto, err := datapath.ParseProto(r.PathValue("proto"))
@@ -115,11 +127,7 @@ func (s *server) addService(w http.ResponseWriter, r *http.Request) {
 // change, the others (its reals, say) stay.
 func (s *server) editService(w http.ResponseWriter, r *http.Request) {
 	var body json.RawMessage
-	s.update(w, r, &body, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, &body, func(cfg *config.Config, i int) error {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&cfg.Services[i]); err != nil {
@@ -130,11 +138,7 @@ func (s *server) editService(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) delService(w http.ResponseWriter, r *http.Request) {
-	s.update(w, r, nil, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, nil, func(cfg *config.Config, i int) error {
 		cfg.Services = slices.Delete(cfg.Services, i, i+1)
 		return nil
 	})
@@ -142,11 +146,7 @@ func (s *server) delService(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) addReal(w http.ResponseWriter, r *http.Request) {
 	var real config.Real
-	s.update(w, r, &real, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, &real, func(cfg *config.Config, i int) error {
 		for _, o := range cfg.Services[i].Reals {
 			if sameAddr(o.Address, real.Address) && o.Port == real.Port {
 				return conflict("real %s:%d exists", real.Address, real.Port)
@@ -159,11 +159,7 @@ func (s *server) addReal(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) editReal(w http.ResponseWriter, r *http.Request) {
 	var change WeightChange
-	s.update(w, r, &change, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, &change, func(cfg *config.Config, i int) error {
 		j, err := realIndex(r, cfg.Services[i])
 		if err != nil {
 			return err
@@ -174,11 +170,7 @@ func (s *server) editReal(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) delReal(w http.ResponseWriter, r *http.Request) {
-	s.update(w, r, nil, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, nil, func(cfg *config.Config, i int) error {
 		j, err := realIndex(r, cfg.Services[i])
 		if err != nil {
 			return err
@@ -190,11 +182,7 @@ func (s *server) delReal(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) addLaddr(w http.ResponseWriter, r *http.Request) {
 	var l LocalIP
-	s.update(w, r, &l, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, &l, func(cfg *config.Config, i int) error {
 		if slices.ContainsFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, l.Address) }) {
 			return conflict("local IP %s exists", l.Address)
 		}
@@ -204,11 +192,7 @@ func (s *server) addLaddr(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) delLaddr(w http.ResponseWriter, r *http.Request) {
-	s.update(w, r, nil, func(cfg *config.Config) error {
-		i, err := serviceIndex(r, cfg)
-		if err != nil {
-			return err
-		}
+	s.updateService(w, r, nil, func(cfg *config.Config, i int) error {
 		j := slices.IndexFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, r.PathValue("addr")) })
 		if j < 0 {
 			return notFound("no local IP %q in the service", r.PathValue("addr"))

@@ -204,14 +204,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 }
 
 func TestDesired(t *testing.T) {
-	c, err := Parse([]byte(valid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := c.Desired()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := desired(t, valid)
 	if d.Settings != datapath.DefaultSettings() {
 		t.Errorf("settings %+v, want the defaults", d.Settings)
 	}
@@ -236,12 +229,7 @@ func TestDesired(t *testing.T) {
 
 	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\n" +
 		addService("{vip: 10.0.0.1, port: 443, protocol: udp, scheduler: sh, local_ips: [10.0.2.254]}")
-	if c, err = Parse([]byte(have)); err != nil {
-		t.Fatal(err)
-	}
-	if d, err = c.Desired(); err != nil {
-		t.Fatal(err)
-	}
+	d = desired(t, have)
 	st := d.Settings
 	def := datapath.DefaultSettings()
 	if st.TCPTimeout != 600*time.Second || st.UDPTimeout != time.Minute || st.TCPFinTimeout != def.TCPFinTimeout ||
