@@ -1,0 +1,224 @@
+//go:build ignore
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Traffic generator of the bench lab. Go runs it with BPF_PROG_RUN in
+ * live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES) on the client's
+ * interface: every run writes the next frame and returns XDP_TX, which
+ * sends it out of that interface.
+ *
+ * Live frames come from a page pool, and a recycled page holds whatever
+ * the last program that touched it wrote (the balancer rewrites headers
+ * in place), so each run restores the whole header from the template,
+ * then writes the flow's fields and fixes the checksums incrementally.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define GEN_HDR_MAX	    96	/* template bytes restored per run */
+#define GEN_STOP_CHECK_RUNS 256 /* runs between two looks at the clock */
+
+/* gen_config.vary: which fields change from flow to flow */
+enum gen_vary {
+	GEN_VARY_SMAC = 1 << 0,
+	GEN_VARY_DMAC = 1 << 1,
+	GEN_VARY_SIP = 1 << 2,
+	GEN_VARY_DIP = 1 << 3,
+	GEN_VARY_SPORT = 1 << 4,
+	GEN_VARY_DPORT = 1 << 5,
+};
+
+struct gen_cfg {
+	__u32 flows;	   /* flows rotated through, >= 1 */
+	__u32 vary;	   /* enum gen_vary bits */
+	__u16 hdr_len;	   /* template bytes to restore, a multiple of 8 */
+	__u16 ip_off;	   /* offset of the IP header */
+	__u16 l4_off;	   /* offset of the TCP/UDP header */
+	__u16 l4_csum_off; /* offset of the L4 checksum (0: IPv4 UDP without) */
+	__u8 ipv6;	   /* 1: IPv6 */
+	__u8 pad[7];
+	__u8 hdr[GEN_HDR_MAX]; /* Ethernet, IP, L4 headers, payload start */
+};
+
+struct gen_counters {
+	__u64 packets;
+	__u64 bytes;
+};
+
+volatile struct gen_cfg gen_config;
+
+/* per-CPU sender state. Go writes it before a run: the pacing, the stop
+ * time, the frame budget. BPF_PROG_RUN has a fixed cost of tens of ms per
+ * call in live-frames mode, so Go makes few calls of many runs and the
+ * program paces itself: a run whose frame is not due yet (or that comes
+ * after the stop) returns XDP_DROP, which sends nothing. */
+struct gen_state {
+	__u32 flow;	   /* the next flow */
+	__u32 stopped;	   /* 1: the stop time or the budget is reached */
+	__u64 start_ns;	   /* the monotonic clock at the start */
+	__u64 stop_ns;	   /* stop sending at this time */
+	__u64 interval_ps; /* picoseconds between frames; 0: unpaced */
+	__u64 due_ps;	   /* when the next frame is due, since start */
+	__u64 now_ps;	   /* the clock when last read, since start */
+	__u64 budget;	   /* frames to send at most (0: no limit) */
+	__u32 runs;	   /* runs since the last stop check */
+	__u32 pad;
+	struct gen_counters sent;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_state);
+} gen_states SEC(".maps");
+
+/* ones' complement: replace the 16-bit words of old by those of new in
+ * the folded checksum csum (RFC 1624, eqn. 3) */
+static __always_inline __u16 csum_replace32(__u16 csum, __u32 old, __u32 new)
+{
+	__u32 sum = (__u16)~csum;
+
+	sum += (__u16) ~(old >> 16) + (__u16) ~(old & 0xffff);
+	sum += (new >> 16) + (new & 0xffff);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* add flow to the 32-bit big-endian field at p, fixing the checksums at
+ * c1 and c2 (either may be NULL) */
+static __always_inline void vary32(__be32 *p, __u32 flow, __u16 *c1, __u16 *c2)
+{
+	__be32 old = *p;
+	__be32 new = bpf_htonl(bpf_ntohl(old) + flow);
+
+	*p = new;
+	if (c1)
+		*c1 = csum_replace32(*c1, old, new);
+	if (c2)
+		*c2 = csum_replace32(*c2, old, new);
+}
+
+static __always_inline void vary16(__be16 *p, __u32 flow, __u16 *c)
+{
+	__be16 old = *p;
+	__be16 new = bpf_htons(bpf_ntohs(old) + (__u16)flow);
+
+	*p = new;
+	if (c)
+		*c = csum_replace32(*c, old, new);
+}
+
+/* the low three bytes of a MAC address count flows */
+static __always_inline void vary_mac(__u8 *mac, __u32 flow)
+{
+	__u32 low = ((__u32)mac[3] << 16 | (__u32)mac[4] << 8 | mac[5]) + flow;
+
+	mac[3] = low >> 16;
+	mac[4] = low >> 8;
+	mac[5] = low;
+}
+
+/* due says whether this run sends a frame: not after the stop time or
+ * the budget, and when paced, not before the frame's time. */
+static __always_inline int due(struct gen_state *st)
+{
+	__u64 now;
+
+	if (st->stopped)
+		return 0;
+	if (st->budget && st->sent.packets >= st->budget)
+		goto stop;
+	if (++st->runs >= GEN_STOP_CHECK_RUNS) {
+		st->runs = 0;
+		now = bpf_ktime_get_ns();
+		if (now >= st->stop_ns)
+			goto stop;
+		st->now_ps = (now - st->start_ns) * 1000;
+	}
+	if (!st->interval_ps)
+		return 1;
+	if (st->due_ps > st->now_ps) {
+		/* ahead of time (or so it seemed): look at the clock */
+		now = bpf_ktime_get_ns();
+		if (now >= st->stop_ns)
+			goto stop;
+		st->now_ps = (now - st->start_ns) * 1000;
+		if (st->due_ps > st->now_ps)
+			return 0;
+	}
+	st->due_ps += st->interval_ps;
+	return 1;
+stop:
+	st->stopped = 1;
+	return 0;
+}
+
+SEC("xdp")
+int xdp_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 zero = 0, flow, vary = gen_config.vary;
+	struct gen_state *st = bpf_map_lookup_elem(&gen_states, &zero);
+	__u16 *l4csum = NULL, *ipcsum = NULL;
+	__u16 ip_off = gen_config.ip_off, l4_off = gen_config.l4_off,
+	      csum_off = gen_config.l4_csum_off;
+
+	if (!st)
+		return XDP_ABORTED;
+	if (!due(st))
+		return XDP_DROP;
+	for (int off = 0; off < GEN_HDR_MAX; off += 8) {
+		if (off >= gen_config.hdr_len || data + off + 8 > data_end)
+			break;
+		*(__u64 *)(data + off) = *(__u64 *)&gen_config.hdr[off];
+	}
+
+	flow = st->flow;
+	st->flow = flow + 1 >= gen_config.flows ? 0 : flow + 1;
+	if (flow && vary) {
+		/* offsets come from Go, which keeps them inside the template */
+		if (ip_off > 32 || l4_off > 80 || csum_off > 88 ||
+		    data + 14 > data_end)
+			return XDP_ABORTED;
+		if (csum_off && data + csum_off + 2 <= data_end)
+			l4csum = data + csum_off;
+		if (!gen_config.ipv6 && data + ip_off + 20 <= data_end)
+			ipcsum = data + ip_off + 10;
+		if (vary & GEN_VARY_SMAC)
+			vary_mac(data + 6, flow);
+		if (vary & GEN_VARY_DMAC)
+			vary_mac(data, flow);
+		if (gen_config.ipv6) {
+			/* the last word of each address */
+			if (data + ip_off + 40 > data_end)
+				return XDP_ABORTED;
+			if (vary & GEN_VARY_SIP)
+				vary32(data + ip_off + 20, flow, l4csum, NULL);
+			if (vary & GEN_VARY_DIP)
+				vary32(data + ip_off + 36, flow, l4csum, NULL);
+		} else {
+			if (data + ip_off + 20 > data_end)
+				return XDP_ABORTED;
+			if (vary & GEN_VARY_SIP)
+				vary32(data + ip_off + 12, flow, ipcsum,
+				       l4csum);
+			if (vary & GEN_VARY_DIP)
+				vary32(data + ip_off + 16, flow, ipcsum,
+				       l4csum);
+		}
+		if (data + l4_off + 4 > data_end)
+			return XDP_ABORTED;
+		if (vary & GEN_VARY_SPORT)
+			vary16(data + l4_off, flow, l4csum);
+		if (vary & GEN_VARY_DPORT)
+			vary16(data + l4_off + 2, flow, l4csum);
+	}
+	st->sent.packets++;
+	st->sent.bytes += data_end - data;
+	return XDP_TX;
+}
