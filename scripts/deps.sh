@@ -3,7 +3,7 @@
 # need. Idempotent: packages already present are left alone.
 set -eu
 
-PACKAGES="clang llvm libbpf-dev bpftool iproute2 ethtool clang-format make git ca-certificates"
+PACKAGES="clang llvm libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (installs Debian packages)" >&2

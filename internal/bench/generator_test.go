@@ -33,16 +33,10 @@ func testLab(t *testing.T) lab.Topology {
 	return topo
 }
 
-func macOf(t *testing.T, ns, ifname string) net.HardwareAddr {
+func mustMAC(t *testing.T, ns, ifname string) net.HardwareAddr {
 	t.Helper()
-	var mac net.HardwareAddr
-	if err := lab.InNamespace(ns, func() error {
-		ifc, err := net.InterfaceByName(ifname)
-		if err == nil {
-			mac = ifc.HardwareAddr
-		}
-		return err
-	}); err != nil {
+	mac, err := macOf(ns, ifname)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return mac
@@ -66,7 +60,7 @@ func TestGeneratorIntoSink(t *testing.T) {
 	if err := sink.Attach(topo.LB(), "l0"); err != nil {
 		t.Fatal(err)
 	}
-	src, dst := macOf(t, topo.Client(), "c0"), macOf(t, topo.LB(), "l0")
+	src, dst := mustMAC(t, topo.Client(), "c0"), mustMAC(t, topo.LB(), "l0")
 	for _, tc := range []struct {
 		name  string
 		frame Frame

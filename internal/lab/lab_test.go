@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -43,14 +41,8 @@ func runWithXLB(m *testing.M) (int, error) {
 			return 0, err
 		}
 		defer os.RemoveAll(dir)
-		goBin, err := exec.LookPath("go")
-		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		xlbBinary = filepath.Join(dir, "xlb")
-		build := exec.Command(goBin, "build", "-o", xlbBinary, "github.com/xlb-dev/xlb/cmd/xlb")
-		if out, err := build.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("build xlb for the lab tests: %w\n%s", err, out)
+		if xlbBinary, err = BuildXLB(dir); err != nil {
+			return 0, err
 		}
 	}
 	return m.Run(), nil

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/cilium/ebpf/link"
+
+	"github.com/xlb-dev/xlb/internal/lab"
+)
+
+// BenchPort is the destination port of the generated frames (and of
+// the balancers' services, which take every port of their VIP).
+const BenchPort = 80
+
+// DUT is a device under test: something in the balancer's namespace that
+// forwards the client's frames to the reals.
+type DUT interface {
+	// Name is the name --dut takes.
+	Name() string
+	// Setup sets the DUT up in the lab.
+	Setup(ctx context.Context, e *Env) error
+	// Target is where the generator sends: a VIP, or a real for the
+	// forwarders.
+	Target(e *Env, v6 bool) netip.Addr
+	// Balances says whether the DUT spreads a VIP's flows over the
+	// reals (the destination address must then stay the VIP).
+	Balances() bool
+	// Alive checks, before each trial, that the DUT still forwards.
+	Alive(ctx context.Context, e *Env) error
+	// Version describes the DUT for the results.
+	Version(e *Env) string
+	// Teardown removes the DUT from the lab.
+	Teardown(e *Env) error
+}
+
+// DUTNames are the DUTs --dut accepts, in their default order.
+var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
+
+// NewDUT returns the DUT called name.
+func NewDUT(name string) (DUT, error) {
+	switch name {
+	case "xlb":
+		return &xlbDUT{}, nil
+	case "xdp-fwd":
+		return &fwdDUT{}, nil
+	case "kernel":
+		return kernelDUT{}, nil
+	case "nft":
+		return nftDUT{}, nil
+	}
+	return nil, fmt.Errorf("DUT %q: want one of %s", name, strings.Join(DUTNames, ", "))
+}
+
+// realTarget is the forwarders' target: the first real.
+func realTarget(e *Env, v6 bool) netip.Addr {
+	if v6 {
+		return e.Topo.RealAddr6(1)
+	}
+	return e.Topo.RealAddr(1)
+}
+
+func vipTarget(e *Env, v6 bool) netip.Addr {
+	if v6 {
+		return e.Topo.VIP6()
+	}
+	return e.Topo.VIP()
+}
+
+// xlbDUT is the xlb daemon with port-0 (every port) FullNAT services,
+// TCP and UDP, on the VIP and the IPv6 VIP over every real.
+type xlbDUT struct{ d *lab.Daemon }
+
+func (*xlbDUT) Name() string                      { return "xlb" }
+func (*xlbDUT) Balances() bool                    { return true }
+func (*xlbDUT) Target(e *Env, v6 bool) netip.Addr { return vipTarget(e, v6) }
+func (x *xlbDUT) Version(e *Env) string           { return "xlb " + xlbVersion(e.Self) }
+func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
+	_, err := x.d.Client().Version(ctx)
+	return err
+}
+
+func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
+	t := e.Topo
+	var b strings.Builder
+	fmt.Fprintf(&b, "interfaces: [%s]\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
+	for _, v6 := range []bool{false, true} {
+		vip, lip := t.VIP(), t.LocalIP()
+		if v6 {
+			vip, lip = t.VIP6(), t.LocalIP6()
+		}
+		for _, proto := range []string{"udp", "tcp"} {
+			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: mh, local_ips: [%q], reals: [", vip, proto, lip)
+			for i := 1; i <= t.Reals; i++ {
+				addr := t.RealAddr(i)
+				if v6 {
+					addr = t.RealAddr6(i)
+				}
+				fmt.Fprintf(&b, "{address: %q, port: 0}, ", addr)
+			}
+			b.WriteString("]}\n")
+		}
+	}
+	if err := t.WriteConfig(b.String()); err != nil {
+		return err
+	}
+	d, err := t.StartDaemon(ctx, e.Self)
+	if err != nil {
+		return fmt.Errorf("xlb DUT: %w", err)
+	}
+	x.d = d
+	return nil
+}
+
+func (x *xlbDUT) Teardown(e *Env) error {
+	if x.d == nil {
+		return nil
+	}
+	err := x.d.Stop()
+	x.d = nil
+	_, _, pins := e.Topo.DaemonFiles()
+	_ = os.RemoveAll(pins) // the next run starts without connections
+	return err
+}
+
+// fwdDUT is the bare XDP forwarder on the balancer's client interface.
+type fwdDUT struct {
+	objs fwdObjects
+	l    link.Link
+}
+
+func (*fwdDUT) Name() string                      { return "xdp-fwd" }
+func (*fwdDUT) Balances() bool                    { return false }
+func (*fwdDUT) Target(e *Env, v6 bool) netip.Addr { return realTarget(e, v6) }
+func (*fwdDUT) Version(*Env) string               { return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)" }
+
+func (f *fwdDUT) Alive(context.Context, *Env) error {
+	if f.l == nil {
+		return fmt.Errorf("xdp-fwd: not attached")
+	}
+	_, err := f.l.Info()
+	return err
+}
+
+func (f *fwdDUT) Setup(_ context.Context, e *Env) error {
+	if err := loadFwdObjects(&f.objs, nil); err != nil {
+		return fmt.Errorf("load xdp-fwd: %w", err)
+	}
+	return lab.InNamespace(e.Topo.LB(), func() error {
+		for _, name := range e.Topo.LBInterfaces() {
+			ifc, err := net.InterfaceByName(name)
+			if err != nil {
+				return err
+			}
+			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
+				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
+			}
+		}
+		ifc, err := net.InterfaceByName("l0")
+		if err != nil {
+			return err
+		}
+		f.l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return fmt.Errorf("attach xdp-fwd: %w", err)
+		}
+		return nil
+	})
+}
+
+func (f *fwdDUT) Teardown(*Env) error {
+	if f.l != nil {
+		_ = f.l.Close()
+		f.l = nil
+	}
+	return f.objs.Close()
+}
+
+// kernelDUT is plain IP forwarding in the balancer (the lab enables it).
+type kernelDUT struct{}
+
+func (kernelDUT) Name() string                          { return "kernel" }
+func (kernelDUT) Balances() bool                        { return false }
+func (kernelDUT) Target(e *Env, v6 bool) netip.Addr     { return realTarget(e, v6) }
+func (kernelDUT) Setup(context.Context, *Env) error     { return nil }
+func (kernelDUT) Teardown(*Env) error                   { return nil }
+func (kernelDUT) Version(*Env) string                   { return "Linux " + kernelRelease() }
+func (kernelDUT) Alive(_ context.Context, e *Env) error { return forwarding(e) }
+
+func forwarding(e *Env) error {
+	out, err := e.run(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
+	if err != nil || strings.TrimSpace(out) != "1" {
+		return fmt.Errorf("IP forwarding is off in %s (%v)", e.Topo.LB(), err)
+	}
+	return nil
+}
+
+// nftDUT is nftables DNAT with numgen round robin and conntrack: what
+// people use for a VIP when IPVS is absent.
+type nftDUT struct{}
+
+const nftTable = "xlbbench"
+
+func (nftDUT) Name() string                      { return "nft" }
+func (nftDUT) Balances() bool                    { return true }
+func (nftDUT) Target(e *Env, v6 bool) netip.Addr { return vipTarget(e, v6) }
+
+func (nftDUT) Version(e *Env) string {
+	out, err := e.run(e.Topo.LB(), "nft", "--version")
+	if err != nil {
+		return "nft ?"
+	}
+	return strings.TrimSpace(out)
+}
+
+func (nftDUT) Setup(_ context.Context, e *Env) error {
+	t := e.Topo
+	var b strings.Builder
+	for _, fam := range []struct {
+		name string
+		vip  netip.Addr
+		real func(int) netip.Addr
+	}{{"ip", t.VIP(), t.RealAddr}, {"ip6", t.VIP6(), t.RealAddr6}} {
+		var m []string
+		for i := 1; i <= t.Reals; i++ {
+			m = append(m, fmt.Sprintf("%d : %s", i-1, fam.real(i)))
+		}
+		fmt.Fprintf(&b, "table %s %s {\n  chain prerouting {\n    type nat hook prerouting priority dstnat;\n", fam.name, nftTable)
+		fmt.Fprintf(&b, "    %s daddr %s meta l4proto { tcp, udp } dnat to numgen inc mod %d map { %s }\n  }\n}\n",
+			fam.name, fam.vip, t.Reals, strings.Join(m, ", "))
+	}
+	f, err := os.CreateTemp("", "xlb-bench-nft-*.conf")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(b.String()); err != nil {
+		return err
+	}
+	f.Close()
+	_, err = e.run(t.LB(), "nft", "-f", f.Name())
+	return err
+}
+
+func (nftDUT) Alive(_ context.Context, e *Env) error {
+	if _, err := e.run(e.Topo.LB(), "nft", "list", "table", "ip", nftTable); err != nil {
+		return err
+	}
+	return forwarding(e)
+}
+
+func (nftDUT) Teardown(e *Env) error {
+	_, err1 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
+	_, err2 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
+	// and forget the flows, so the next DUT starts clean
+	_, _ = e.run(e.Topo.LB(), "conntrack", "-F")
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab"
+)
+
+var xlbBinary string
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Args[1] == "daemon" || os.Args[1] == "lab") {
+		fmt.Fprintln(os.Stderr, "bench test binary run as xlb: refusing")
+		os.Exit(2)
+	}
+	code := 0
+	func() {
+		if os.Geteuid() == 0 {
+			dir, err := os.MkdirTemp("", "xlb-bench-test-")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			defer os.RemoveAll(dir)
+			if xlbBinary, err = lab.BuildXLB(dir); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+		code = m.Run()
+	}()
+	os.Exit(code)
+}
+
+// testEnv builds a bench lab with two reals, removed at the end.
+func testEnv(t *testing.T) *Env {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces and runs XDP")
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("needs nft (scripts/deps.sh installs it)")
+	}
+	topo := lab.Topology{Name: fmt.Sprintf("xlbd%d", os.Getpid()), Net: uint8(200 + os.Getpid()%50), Reals: 2}
+	e, err := NewEnv(topo, xlbBinary)
+	if err != nil {
+		_ = topo.Down()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("remove lab: %v", err)
+		}
+	})
+	return e
+}
+
+// TestEveryDUTForwards sets each DUT up, sends a paced trial of UDP and
+// TCP over IPv4 and IPv6 through it, and checks every frame reached a
+// real; then tears it down.
+func TestEveryDUTForwards(t *testing.T) {
+	e := testEnv(t)
+	ctx := context.Background()
+	for _, name := range DUTNames {
+		t.Run(name, func(t *testing.T) {
+			dut, err := NewDUT(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dut.Setup(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := dut.Teardown(e); err != nil {
+					t.Errorf("teardown: %v", err)
+				}
+			}()
+			for _, s := range []TrialSpec{
+				{Size: 64, L4: UDP, Flows: 100, Vary: "l4-src"},
+				{Size: 128, L4: TCPAck, IPv6: true, Flows: 100, Vary: "l3-src"},
+			} {
+				s.Rate, s.Duration = 20000, 300*time.Millisecond
+				tr, err := e.RunTrial(ctx, dut, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !tr.Valid || tr.Sent != 6000 || tr.Lost != 0 {
+					t.Errorf("%+v: want 6000 sent and received", tr)
+				}
+			}
+			tr, err := e.RunTrial(ctx, dut, TrialSpec{Size: 64, L4: UDP, Flows: 1, Duration: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s max: tx %.2f Mpps rx %.2f Mpps loss %.2f%% (%s)", name, tr.TxPPS/1e6, tr.RxPPS/1e6, tr.LossPct, tr.Invalid)
+		})
+	}
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// TrialSpec is what one trial sends.
+type TrialSpec struct {
+	Size     int           // frame size with FCS
+	L4       L4            // udp, tcp-syn, tcp-ack
+	IPv6     bool          // IPv6 frames
+	Flows    int           // flows rotated through
+	Vary     string        // VSPERF variation (l3-src, ...); "" for one flow
+	Rate     float64       // frames per second; 0 = as fast as the generator goes
+	Duration time.Duration // how long
+	CPUs     []int         // generator senders
+}
+
+// Trial is a trial's outcome. Loss is exact: both counts are read from
+// counters, the generator's and the sinks'. A trial whose counts cannot
+// be right is marked invalid and has no figures.
+type Trial struct {
+	Scenario  string  `json:"scenario"`
+	DUT       string  `json:"dut"`
+	Size      int     `json:"frame_size"`
+	L4        L4      `json:"l4"`
+	IPv6      bool    `json:"ipv6"`
+	Flows     int     `json:"flows"`
+	Vary      string  `json:"vary,omitempty"`
+	AskedPPS  float64 `json:"asked_pps"` // 0: as fast as possible
+	Duration  float64 `json:"duration_s"`
+	Sent      uint64  `json:"sent"`
+	Received  uint64  `json:"received"`
+	Lost      uint64  `json:"lost"`
+	LossPct   float64 `json:"loss_pct"`
+	TxPPS     float64 `json:"tx_pps"` // offered: sent over the duration
+	RxPPS     float64 `json:"rx_pps"` // forwarded: received over the duration
+	RxMbps    float64 `json:"rx_mbps"`
+	Valid     bool    `json:"valid"`
+	Invalid   string  `json:"invalid,omitempty"` // why not valid
+	ElapsedMs int64   `json:"elapsed_ms"`
+}
+
+// PaceTolerance is how far a paced trial's offered rate may be from the
+// asked rate before the trial is invalid (the generator fell behind).
+const PaceTolerance = 0.02
+
+// RunTrial checks the DUT and the sinks, sends, waits for the last
+// frames to land and counts.
+func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error) {
+	t := Trial{DUT: dut.Name(), Size: s.Size, L4: s.L4, IPv6: s.IPv6, Flows: s.Flows, Vary: s.Vary,
+		AskedPPS: s.Rate, Duration: s.Duration.Seconds()}
+	if err := dut.Alive(ctx, e); err != nil {
+		return t, fmt.Errorf("%s is not alive before the trial: %w", dut.Name(), err)
+	}
+	vary := Vary(0)
+	if s.Vary != "" {
+		var err error
+		if vary, err = ParseVary(s.Vary); err != nil {
+			return t, err
+		}
+	}
+	f := e.Frame(s.Size, s.L4, dut.Target(e, s.IPv6), BenchPort)
+	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
+		return t, err
+	}
+	before, err := e.Sink.Count()
+	if err != nil {
+		return t, err
+	}
+	start := time.Now()
+	if _, err := e.Gen.Send(ctx, SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: s.Rate,
+		Duration: s.Duration, CPUs: s.CPUs}); err != nil {
+		return t, err
+	}
+	after, err := e.settle()
+	if err != nil {
+		return t, err
+	}
+	t.ElapsedMs = time.Since(start).Milliseconds()
+	sent, _, err := e.Gen.Sent()
+	if err != nil {
+		return t, err
+	}
+	t.Sent, t.Received = sent, after.Packets-before.Packets
+	t.Valid, t.Invalid = true, ""
+	switch {
+	case t.Received > t.Sent:
+		t.Valid, t.Invalid = false, fmt.Sprintf("sinks counted %d frames, more than the %d sent", t.Received, t.Sent)
+	case e.Sink.Alive() != nil:
+		t.Valid, t.Invalid = false, fmt.Sprintf("a sink stopped: %v", e.Sink.Alive())
+	case s.Rate > 0 && float64(t.Sent) < (1-PaceTolerance)*s.Rate*s.Duration.Seconds():
+		t.Valid, t.Invalid = false, fmt.Sprintf("the generator sent %d of the %.0f frames asked: it cannot offer this rate", t.Sent, s.Rate*s.Duration.Seconds())
+	case t.Sent == 0:
+		t.Valid, t.Invalid = false, "nothing was sent"
+	}
+	if !t.Valid {
+		t.Sent, t.Received = 0, 0
+		return t, nil
+	}
+	d := s.Duration.Seconds()
+	t.Lost = t.Sent - t.Received
+	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
+	t.TxPPS, t.RxPPS = float64(t.Sent)/d, float64(t.Received)/d
+	t.RxMbps = t.RxPPS * float64(s.Size) * 8 / 1e6
+	return t, nil
+}
+
+// settle waits until the sinks' count stops moving (frames still in
+// flight land), at most half a second.
+func (e *Env) settle() (SinkCount, error) {
+	last, err := e.Sink.Count()
+	for i := 0; i < 25 && err == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+		var now SinkCount
+		if now, err = e.Sink.Count(); err == nil && now.Packets == last.Packets {
+			return now, nil
+		}
+		last = now
+	}
+	return last, err
+}

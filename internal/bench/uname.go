@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Machine describes where a run happened.
+type Machine struct {
+	Kernel   string `json:"kernel"`
+	CPUModel string `json:"cpu_model"`
+	CPUs     int    `json:"cpus"`
+	Go       string `json:"go"`
+}
+
+// ThisMachine reads the kernel release and the CPU model.
+func ThisMachine() Machine {
+	m := Machine{Kernel: kernelRelease(), CPUModel: "?", CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}
+
+func kernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return "?"
+	}
+	b := u.Release[:]
+	for i, c := range b {
+		if c == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	return string(b)
+}
+
+func xlbVersion(self string) string {
+	out, err := exec.Command(self, "version").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(string(out), "xlb "))
+}
