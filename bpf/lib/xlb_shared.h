@@ -47,7 +47,7 @@ enum xlb_sched {
 #define XLB_ADDR_FILTER_WORDS 1024
 #define XLB_ADDR_FILTER_MULT  0x9E3779B1u
 
-#define XLB_MAX_SVC_LADDRS 8 /* local IPs one service can spread over */
+#define XLB_MAX_SVC_LADDRS 32 /* local IPs one service can spread over */
 
 /* services map value. */
 struct service {

@@ -58,6 +58,6 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
 		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
-		newListCmd(&g), newConnCmd(&g), newStatsCmd(&g))
+		newListCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g))
 	return root
 }

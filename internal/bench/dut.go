@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
+	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab"
 )
 
@@ -38,6 +39,12 @@ type DUT interface {
 	Version(e *Env) string
 	// Teardown removes the DUT from the lab.
 	Teardown(e *Env) error
+}
+
+// dropCounter is a DUT that counts its own drops by reason; trials
+// record what it dropped, to say where the loss happened.
+type dropCounter interface {
+	Drops(ctx context.Context) (map[string]uint64, error)
 }
 
 // DUTNames are the DUTs --dut accepts, in their default order.
@@ -86,17 +93,36 @@ func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	return err
 }
 
+// Drops implements dropCounter with xlb's drop counters.
+func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
+	st, err := x.d.Client().Stats(ctx)
+	return st.Drops, err
+}
+
+// xlbLocalIPs is how many local IPs the xlb DUT gives each service (the
+// most a service has): FullNAT holds one port of a local IP per
+// connection, and each CPU has its own slice of every local IP's ports,
+// so a million flows arriving on one CPU need 32 local IPs.
+const xlbLocalIPs = datapath.MaxServiceLocalIPs
+
 func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo
 	var b strings.Builder
-	fmt.Fprintf(&b, "interfaces: [%s]\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
+	// Short timeouts: the flows of one trial free their ports for the
+	// next flows soon after (every trial refreshes its own flows).
+	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 10, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
 	for _, v6 := range []bool{false, true} {
 		vip, lip := t.VIP(), t.LocalIP()
 		if v6 {
 			vip, lip = t.VIP6(), t.LocalIP6()
 		}
+		var lips []string
+		for i := 0; i < xlbLocalIPs; i++ {
+			lips = append(lips, fmt.Sprintf("%q", lip))
+			lip = lip.Prev()
+		}
 		for _, proto := range []string{"udp", "tcp"} {
-			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: mh, local_ips: [%q], reals: [", vip, proto, lip)
+			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: mh, local_ips: [%s], reals: [", vip, proto, strings.Join(lips, ", "))
 			for i := 1; i <= t.Reals; i++ {
 				addr := t.RealAddr(i)
 				if v6 {

@@ -18,31 +18,44 @@ type TrialSpec struct {
 	Rate     float64       // frames per second; 0 = as fast as the generator goes
 	Duration time.Duration // how long
 	CPUs     []int         // generator senders
+	// Warmup sends every flow once, slowly, before the trial, so that a
+	// stateful DUT measures established flows (as VSPERF's and TRex's
+	// learning phase).
+	Warmup bool
 }
+
+// WarmupRate is how fast warm-up frames go: below every DUT's
+// connection-setup rate here.
+const WarmupRate = 200_000
 
 // Trial is a trial's outcome. Loss is exact: both counts are read from
 // counters, the generator's and the sinks'. A trial whose counts cannot
 // be right is marked invalid and has no figures.
 type Trial struct {
-	Scenario  string  `json:"scenario"`
-	DUT       string  `json:"dut"`
-	Size      int     `json:"frame_size"`
-	L4        L4      `json:"l4"`
-	IPv6      bool    `json:"ipv6"`
-	Flows     int     `json:"flows"`
-	Vary      string  `json:"vary,omitempty"`
-	AskedPPS  float64 `json:"asked_pps"` // 0: as fast as possible
-	Duration  float64 `json:"duration_s"`
-	Sent      uint64  `json:"sent"`
-	Received  uint64  `json:"received"`
-	Lost      uint64  `json:"lost"`
-	LossPct   float64 `json:"loss_pct"`
-	TxPPS     float64 `json:"tx_pps"` // offered: sent over the duration
-	RxPPS     float64 `json:"rx_pps"` // forwarded: received over the duration
-	RxMbps    float64 `json:"rx_mbps"`
-	Valid     bool    `json:"valid"`
-	Invalid   string  `json:"invalid,omitempty"` // why not valid
-	ElapsedMs int64   `json:"elapsed_ms"`
+	Scenario string  `json:"scenario"`
+	Role     string  `json:"role"` // max, fixed, ndr, pdr
+	DUT      string  `json:"dut"`
+	Size     int     `json:"frame_size"`
+	L4       L4      `json:"l4"`
+	IPv6     bool    `json:"ipv6"`
+	Flows    int     `json:"flows"`
+	Vary     string  `json:"vary,omitempty"`
+	AskedPPS float64 `json:"asked_pps"` // 0: as fast as possible
+	Duration float64 `json:"duration_s"`
+	Sent     uint64  `json:"sent"`
+	Received uint64  `json:"received"`
+	Lost     uint64  `json:"lost"`
+	LossPct  float64 `json:"loss_pct"`
+	TxPPS    float64 `json:"tx_pps"` // offered: sent over the duration
+	RxPPS    float64 `json:"rx_pps"` // forwarded: received over the duration
+	RxMbps   float64 `json:"rx_mbps"`
+	Valid    bool    `json:"valid"`
+	Invalid  string  `json:"invalid,omitempty"` // why not valid
+	// DUTDrops are the drops the DUT counted itself during the trial,
+	// by reason (xlb's drop counters), where it has such counters.
+	DUTDrops  map[string]uint64 `json:"dut_drops,omitempty"`
+	ElapsedMs int64             `json:"elapsed_ms"`
+	Warmup    int               `json:"warmup_frames,omitempty"` // frames sent before the trial
 }
 
 // PaceTolerance is how far a paced trial's offered rate may be from the
@@ -68,9 +81,27 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
 		return t, err
 	}
+	if s.Warmup && s.Flows > 1 {
+		d := time.Duration(float64(s.Flows) / WarmupRate * float64(time.Second))
+		if _, err := e.Gen.Send(ctx, SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: WarmupRate,
+			Duration: d, CPUs: s.CPUs}); err != nil {
+			return t, fmt.Errorf("warm-up: %w", err)
+		}
+		if _, err := e.settle(); err != nil {
+			return t, err
+		}
+		t.Warmup = s.Flows
+	}
 	before, err := e.Sink.Count()
 	if err != nil {
 		return t, err
+	}
+	dc, counts := dut.(dropCounter)
+	var dropsBefore map[string]uint64
+	if counts {
+		if dropsBefore, err = dc.Drops(ctx); err != nil {
+			return t, err
+		}
 	}
 	start := time.Now()
 	if _, err := e.Gen.Send(ctx, SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: s.Rate,
@@ -87,6 +118,20 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 		return t, err
 	}
 	t.Sent, t.Received = sent, after.Packets-before.Packets
+	if counts {
+		dropsAfter, err := dc.Drops(ctx)
+		if err != nil {
+			return t, err
+		}
+		for reason, n := range dropsAfter {
+			if d := n - dropsBefore[reason]; d > 0 {
+				if t.DUTDrops == nil {
+					t.DUTDrops = map[string]uint64{}
+				}
+				t.DUTDrops[reason] = d
+			}
+		}
+	}
 	t.Valid, t.Invalid = true, ""
 	switch {
 	case t.Received > t.Sent:

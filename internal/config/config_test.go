@@ -4,6 +4,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -83,8 +84,14 @@ func checkErr(t *testing.T, err error, want string) {
 }
 
 func TestValidate(t *testing.T) {
-	nine := "local_ips: [10.0.2.1, 10.0.2.2, 10.0.2.3, 10.0.2.4, 10.0.2.5, 10.0.2.6, 10.0.2.7, 10.0.2.8, 10.0.2.9]"
-	eight := "local_ips: [10.0.2.1, 10.0.2.2, 10.0.2.3, 10.0.2.4, 10.0.2.5, 10.0.2.6, 10.0.2.7, 10.0.2.8]"
+	localIPs := func(n int) string {
+		var ips []string
+		for i := 1; i <= n; i++ {
+			ips = append(ips, fmt.Sprintf("10.0.2.%d", i))
+		}
+		return "local_ips: [" + strings.Join(ips, ", ") + "]"
+	}
+	tooMany, most := localIPs(datapath.MaxServiceLocalIPs+1), localIPs(datapath.MaxServiceLocalIPs)
 	for _, tc := range []struct {
 		name string
 		have string
@@ -136,8 +143,8 @@ func TestValidate(t *testing.T) {
 		{"tunnel not yet", with(t, "mode: fullnat", "mode: tunnel"), `services[0].mode: "tunnel" is not supported yet`},
 		{"unknown mode", with(t, "mode: fullnat", "mode: snat"), `services[0].mode: unknown mode "snat" (want fullnat)`},
 		{"fullnat without local IPs", with(t, "    local_ips: [10.0.2.254]\n", ""), "services[0].local_ips: fullnat needs at least one local IP"},
-		{"eight local IPs", with(t, "local_ips: [10.0.2.254]", eight), ""},
-		{"nine local IPs", with(t, "local_ips: [10.0.2.254]", nine), "services[0].local_ips: 9 local IPs; at most 8"},
+		{"the most local IPs", with(t, "local_ips: [10.0.2.254]", most), ""},
+		{"too many local IPs", with(t, "local_ips: [10.0.2.254]", tooMany), fmt.Sprintf("services[0].local_ips: %d local IPs; at most %d", datapath.MaxServiceLocalIPs+1, datapath.MaxServiceLocalIPs)},
 		{"local IP not an IP", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, nope]"), `services[0].local_ips[1]: "nope" is not an IP address`},
 		{"local IP of the other family", with(t, "local_ips: [10.0.2.254]", `local_ips: ["fd00::1"]`), "services[0].local_ips[0]: fd00::1 is IPv6 but the VIP 10.0.0.1 is IPv4"},
 		{"local IP IPv4-mapped", with(t, "local_ips: [10.0.2.254]", `local_ips: ["::ffff:10.0.2.254"]`), "services[0].local_ips[0]: ::ffff:10.0.2.254 is an IPv4-mapped IPv6 address"},

@@ -13,7 +13,7 @@ import (
 
 // MaxServiceLocalIPs is how many local IPs one service can use
 // (XLB_MAX_SVC_LADDRS in the data path).
-const MaxServiceLocalIPs = 8
+const MaxServiceLocalIPs = 32
 
 // ServiceKey identifies a virtual service. Port 0 matches every port of
 // the VIP that has no service of its own.

@@ -94,7 +94,7 @@ type xlbService struct {
 	Flags      uint8
 	LaddrCount uint8
 	Pad        uint8
-	LaddrIds   [8]uint32
+	LaddrIds   [32]uint32
 }
 
 type xlbServiceKey struct {

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/xlb-dev/xlb/internal/bench"
+)
+
+func newBenchCmd(g *globalFlags) *cobra.Command {
+	var (
+		o     bench.Options
+		out   string
+		quiet bool
+		l4    string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench SCENARIO",
+		Short: "Measure xlb and the baselines side by side in a lab: " + strings.Join(bench.Scenarios, ", "),
+		Long: `Builds a lab (client, lb, reals), and for each DUT in turn sets it up in
+the lb namespace, runs the scenario's trials with the XDP generator in the
+client and XDP sinks on the reals, and tears it down. Results go to a
+directory: results.json, results.csv, report.md and charts (SVG, PNG).
+
+Scenarios:
+  pps          maximum forwarding rate, 64 B UDP, flows 1, 1k, 1M
+  frame-sizes  rate and loss per frame size at a fixed rate and at maximum
+  rfc2544      NDR and PDR binary search per frame size
+  multiflow    VSPERF multi-flow matrix: NDR per L2/L3/L4 src/dst/both x flows`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(bench.Scenarios, ", "))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			scenario := args[0]
+			o.L4 = bench.L4(l4)
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find the xlb binary: %w", err)
+			}
+			o.Self = self
+			if !quiet {
+				o.Progress, o.JSONProgress = cmd.ErrOrStderr(), g.json
+			}
+			if out == "" {
+				out = filepath.Join("results", fmt.Sprintf("%s-%s", scenario, time.Now().Format("20060102-150405")))
+			}
+			res, err := bench.Run(cmd.Context(), scenario, o)
+			if err != nil {
+				if res == nil || strings.Contains(err.Error(), "want") {
+					return usageError{err}
+				}
+				return err
+			}
+			res.Command = "xlb " + strings.Join(os.Args[1:], " ")
+			if err := res.Write(out); err != nil {
+				return err
+			}
+			if err := res.Check(); err != nil {
+				return fmt.Errorf("results in %s are not consistent: %w", out, err)
+			}
+			if g.json {
+				return printJSON(cmd, map[string]string{"results": out})
+			}
+			if !quiet {
+				report, _ := os.ReadFile(filepath.Join(out, "report.md"))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\nresults in %s\n", report, out)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&o.DUTs, "dut", bench.DUTNames, "devices under test, in order: "+strings.Join(bench.DUTNames, ", "))
+	f.DurationVar(&o.Duration, "duration", 10*time.Second, "length of one trial")
+	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
+	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts (default: the scenario's)")
+	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
+	f.StringVar(&l4, "l4", "udp", "frames: udp, tcp-syn or tcp-ack")
+	f.BoolVar(&o.IPv6, "ipv6", false, "IPv6 frames")
+	f.Float64Var(&o.FixedRate, "rate", 500_000, "frame-sizes: the fixed offered rate, frames per second")
+	f.Float64Var(&o.LossTolerance, "loss-tolerance", 0.1, "rfc2544: loss in percent a PDR trial may have")
+	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
+	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
+	f.IntSliceVar(&o.CPUs, "cpus", []int{0}, "CPUs of the generator's senders, one sender each")
+	f.IntVar(&o.Reals, "reals", 2, "real servers (sinks)")
+	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")
+	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")
+	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIME)")
+	f.BoolVar(&quiet, "quiet", false, "no progress, no report on stdout")
+	return cmd
+}

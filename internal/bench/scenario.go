@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab"
+)
+
+// Scenarios are what `xlb bench` runs.
+var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow"}
+
+// Options are a run's parameters; zero fields take the defaults.
+type Options struct {
+	DUTs          []string      `json:"duts"`
+	Duration      time.Duration `json:"trial_duration_ns"`
+	Sizes         []int         `json:"frame_sizes"`
+	Flows         []int         `json:"flows"`
+	Variations    []string      `json:"variations,omitempty"`
+	L4            L4            `json:"l4"`
+	IPv6          bool          `json:"ipv6"`
+	FixedRate     float64       `json:"fixed_rate_pps"`     // frame-sizes: the fixed offered rate
+	LossTolerance float64       `json:"loss_tolerance_pct"` // PDR
+	Precision     float64       `json:"precision"`
+	MaxIterations int           `json:"max_iterations"`
+	CPUs          []int         `json:"cpus"`
+	Reals         int           `json:"reals"`
+	LabName       string        `json:"lab_name"`
+	LabNet        uint8         `json:"lab_net"`
+	Self          string        `json:"-"` // the xlb binary (for the xlb DUT)
+	Progress      io.Writer     `json:"-"` // nil: quiet
+	JSONProgress  bool          `json:"-"`
+}
+
+// withDefaults fills in what the scenario's reference report uses.
+func (o Options) withDefaults(scenario string) Options {
+	if len(o.DUTs) == 0 {
+		o.DUTs = DUTNames
+	}
+	if o.Duration == 0 {
+		o.Duration = 10 * time.Second
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+		if scenario == "pps" || scenario == "multiflow" {
+			o.Sizes = []int{64}
+		}
+	}
+	if len(o.Flows) == 0 {
+		o.Flows = map[string][]int{"pps": {1, 1000, 1_000_000}, "multiflow": {1000, 10000, 65536, 1_000_000}}[scenario]
+		if o.Flows == nil {
+			o.Flows = []int{1}
+		}
+	}
+	if len(o.Variations) == 0 && scenario == "multiflow" {
+		for _, l := range []string{"l2", "l3", "l4"} {
+			for _, w := range []string{"src", "dst", "both"} {
+				o.Variations = append(o.Variations, l+"-"+w)
+			}
+		}
+	}
+	if o.L4 == "" {
+		o.L4 = UDP
+	}
+	if o.FixedRate == 0 {
+		o.FixedRate = 500_000
+	}
+	if o.LossTolerance == 0 {
+		o.LossTolerance = 0.1
+	}
+	if o.Precision == 0 {
+		o.Precision = 0.005
+	}
+	if o.MaxIterations == 0 {
+		o.MaxIterations = 12
+	}
+	if len(o.CPUs) == 0 {
+		o.CPUs = []int{0}
+	}
+	if o.Reals == 0 {
+		o.Reals = 2
+	}
+	if o.LabName == "" {
+		o.LabName = "xlbbench"
+	}
+	if o.LabNet == 0 {
+		o.LabNet = 160
+	}
+	return o
+}
+
+// validate names the first wrong option.
+func (o Options) validate(scenario string) error {
+	if !slices.Contains(Scenarios, scenario) {
+		return fmt.Errorf("scenario %q: want one of %s", scenario, strings.Join(Scenarios, ", "))
+	}
+	for _, d := range o.DUTs {
+		if _, err := NewDUT(d); err != nil {
+			return err
+		}
+	}
+	for _, s := range o.Sizes {
+		if s < MinFrameSize || s > MaxJumboSize {
+			return fmt.Errorf("frame size %d: want %d to %d", s, MinFrameSize, MaxJumboSize)
+		}
+	}
+	for _, f := range o.Flows {
+		if f < 1 || f > MaxFlows {
+			return fmt.Errorf("flows %d: want 1 to %d", f, MaxFlows)
+		}
+	}
+	for _, v := range o.Variations {
+		if _, err := ParseVary(v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.Duration < 10*time.Millisecond:
+		return fmt.Errorf("duration %v: want at least 10ms", o.Duration)
+	case o.LossTolerance < 0 || o.LossTolerance >= 100:
+		return fmt.Errorf("loss tolerance %v%%: want 0 to 100", o.LossTolerance)
+	case o.Precision <= 0 || o.Precision >= 1:
+		return fmt.Errorf("precision %v: want a fraction of the maximum, e.g. 0.005", o.Precision)
+	case o.MaxIterations < 1:
+		return fmt.Errorf("max iterations %d: want at least 1", o.MaxIterations)
+	case o.Reals < 1 || o.Reals > 50:
+		return fmt.Errorf("reals %d: want 1 to 50", o.Reals)
+	}
+	return nil
+}
+
+// Run runs a scenario over every DUT of the options in one lab and
+// returns the results (Write stores them).
+func Run(ctx context.Context, scenario string, opts Options) (*Results, error) {
+	opts = opts.withDefaults(scenario)
+	if err := opts.validate(scenario); err != nil {
+		return nil, err
+	}
+	res := newResults(scenario, opts)
+	env, err := NewEnv(lab.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	r := &runner{env: env, opts: opts, res: res, scenario: scenario, start: time.Now()}
+	r.planned = r.plan()
+	for _, name := range opts.DUTs {
+		dut, _ := NewDUT(name)
+		if err := dut.Setup(ctx, env); err != nil {
+			return res, fmt.Errorf("set up %s: %w", name, err)
+		}
+		res.DUTs[name] = dut.Version(env)
+		err := r.scenarioFor(ctx, dut)
+		if terr := dut.Teardown(env); err == nil && terr != nil {
+			err = fmt.Errorf("tear down %s: %w", name, terr)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	res.Finished = time.Now()
+	return res, nil
+}
+
+// runner runs one scenario's trials and records them.
+type runner struct {
+	env           *Env
+	opts          Options
+	res           *Results
+	scenario      string
+	start         time.Time
+	planned, done int
+	warm          string // the flows the DUT has seen last (see trial)
+}
+
+// plan estimates the number of trials, for the ETA.
+func (r *runner) plan() int {
+	per := map[string]int{
+		"pps":         len(r.opts.Flows),
+		"frame-sizes": 2 * len(r.opts.Sizes),
+		"rfc2544":     len(r.opts.Sizes) * 2 * (r.opts.MaxIterations + 2),
+		"multiflow":   len(r.opts.Sizes) * len(r.opts.Variations) * len(r.opts.Flows) * (r.opts.MaxIterations + 2),
+	}[r.scenario]
+	return per * len(r.opts.DUTs)
+}
+
+func (r *runner) scenarioFor(ctx context.Context, dut DUT) error {
+	switch r.scenario {
+	case "pps":
+		for _, flows := range r.opts.Flows {
+			if _, err := r.trial(ctx, dut, "max", r.spec(64, flows, varyFor(flows), 0)); err != nil {
+				return err
+			}
+		}
+	case "frame-sizes":
+		for _, size := range r.opts.Sizes {
+			if _, err := r.trial(ctx, dut, "fixed", r.spec(size, 1, "", r.opts.FixedRate)); err != nil {
+				return err
+			}
+			if _, err := r.trial(ctx, dut, "max", r.spec(size, 1, "", 0)); err != nil {
+				return err
+			}
+		}
+	case "rfc2544":
+		for _, size := range r.opts.Sizes {
+			if err := r.searches(ctx, dut, size, 1, ""); err != nil {
+				return err
+			}
+		}
+	case "multiflow":
+		for _, size := range r.opts.Sizes {
+			for _, v := range r.opts.Variations {
+				for _, flows := range r.opts.Flows {
+					if why := notApplicable(dut, v, flows); why != "" {
+						r.res.Skipped = append(r.res.Skipped, Skip{DUT: dut.Name(), Size: size, Vary: v, Flows: flows, Why: why})
+						r.planned -= r.opts.MaxIterations + 2
+						continue
+					}
+					if err := r.search(ctx, dut, size, flows, v, "ndr", 0); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// varyFor is how the pps scenario makes many flows: client addresses
+// (ports give at most 65536).
+func varyFor(flows int) string {
+	if flows <= 1 {
+		return ""
+	}
+	return "l3-src"
+}
+
+// notApplicable says why a multi-flow cell is not measured, or "".
+func notApplicable(dut DUT, vary string, flows int) string {
+	v, _ := ParseVary(vary)
+	switch {
+	case v&(VarySrcPort|VaryDstPort) != 0 && flows > 65536:
+		return "ports give at most 65536 flows"
+	case v&VaryDstMAC != 0:
+		return "frames would not be addressed to the DUT"
+	case v&VaryDstIP != 0 && dut.Balances():
+		return "a balancer's destination is its VIP"
+	}
+	return ""
+}
+
+func (r *runner) spec(size, flows int, vary string, rate float64) TrialSpec {
+	return TrialSpec{Size: size, L4: r.opts.L4, IPv6: r.opts.IPv6, Flows: flows, Vary: vary, Rate: rate,
+		Duration: r.opts.Duration, CPUs: r.opts.CPUs}
+}
+
+// searches runs the NDR and the PDR search of one frame size.
+func (r *runner) searches(ctx context.Context, dut DUT, size, flows int, vary string) error {
+	if err := r.search(ctx, dut, size, flows, vary, "ndr", 0); err != nil {
+		return err
+	}
+	return r.search(ctx, dut, size, flows, vary, "pdr", r.opts.LossTolerance)
+}
+
+func (r *runner) search(ctx context.Context, dut DUT, size, flows int, vary, kind string, tolerance float64) error {
+	p := SearchParams{LossTolerancePct: tolerance, Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations}
+	n := 0
+	res, err := Search(ctx, p, func(rate float64) (Trial, error) {
+		n++
+		return r.trial(ctx, dut, kind, r.spec(size, flows, vary, rate))
+	})
+	if err != nil {
+		return err
+	}
+	r.planned -= r.opts.MaxIterations + 2 - n
+	r.res.Searches = append(r.res.Searches, SearchRecord{DUT: dut.Name(), Kind: kind, Size: size, Flows: flows, Vary: vary,
+		TolerancePct: tolerance, SearchResult: res})
+	return nil
+}
+
+// trial runs and records one trial and reports progress.
+func (r *runner) trial(ctx context.Context, dut DUT, role string, s TrialSpec) (Trial, error) {
+	// warm up when the flows change: a new flow set for the DUT
+	if key := fmt.Sprintf("%s %d %s %v %s", dut.Name(), s.Flows, s.Vary, s.IPv6, s.L4); key != r.warm {
+		s.Warmup, r.warm = true, key
+	}
+	t, err := r.env.RunTrial(ctx, dut, s)
+	if err != nil {
+		return t, err
+	}
+	t.Scenario, t.Role = r.scenario, role
+	r.res.Trials = append(r.res.Trials, t)
+	r.done++
+	r.report(t)
+	return t, nil
+}
+
+func (r *runner) report(t Trial) {
+	if r.opts.Progress == nil {
+		return
+	}
+	eta := time.Duration(0)
+	if r.done > 0 && r.planned > r.done {
+		eta = time.Since(r.start) / time.Duration(r.done) * time.Duration(r.planned-r.done)
+	}
+	if r.opts.JSONProgress {
+		writeJSONLine(r.opts.Progress, struct {
+			Trial
+			Done, Planned int
+			ETASeconds    float64 `json:"eta_s"`
+		}{t, r.done, r.planned, eta.Seconds()})
+		return
+	}
+	rate := "max"
+	if t.AskedPPS > 0 {
+		rate = fmt.Sprintf("%.3f Mpps", t.AskedPPS/1e6)
+	}
+	flows := fmt.Sprintf("%d flows", t.Flows)
+	if t.Vary != "" {
+		flows += " " + t.Vary
+	}
+	outcome := fmt.Sprintf("rx %.3f Mpps, loss %.3f%%", t.RxPPS/1e6, t.LossPct)
+	if !t.Valid {
+		outcome = "invalid: " + t.Invalid
+	}
+	fmt.Fprintf(r.opts.Progress, "[%s] %-7s %-5s trial %d/~%d  %d B %s, %s  -> %s  ETA %s\n",
+		r.scenario, t.DUT, t.Role, r.done, max(r.planned, r.done), t.Size, flows, rate, outcome, eta.Round(time.Second))
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+)
+
+// SearchParams are the RFC 2544 binary search's, as TRex ndr and VSPERF
+// take them.
+type SearchParams struct {
+	LossTolerancePct float64 // loss a passing trial may have: 0 for NDR, 0.1 for PDR
+	Precision        float64 // stop when the interval is narrower than this fraction of the maximum (0.005)
+	MaxIterations    int     // trials at most, besides the maximum and the verification
+}
+
+// SearchResult is a search's outcome.
+type SearchResult struct {
+	RatePPS      float64 `json:"rate_pps"` // highest passing rate found (0: none)
+	Verified     bool    `json:"verified"` // the final trial at that rate passed
+	Iterations   int     `json:"iterations"`
+	MaxPPS       float64 `json:"max_pps"` // the generator's unpaced rate through this DUT
+	LossAtMaxPct float64 `json:"loss_at_max_pct"`
+}
+
+// passes says whether a trial meets the tolerance. An invalid trial
+// (the generator could not offer the rate) does not pass.
+func (p SearchParams) passes(t Trial) bool {
+	return t.Valid && t.LossPct <= p.LossTolerancePct
+}
+
+// Search finds the highest rate whose loss is within the tolerance:
+// first a trial as fast as the generator goes, then halving the interval
+// between the best passing and the lowest failing rate, then a final
+// verification trial at the rate found. Every trial goes to record.
+func Search(ctx context.Context, p SearchParams, trial func(rate float64) (Trial, error)) (SearchResult, error) {
+	var res SearchResult
+	top, err := trial(0)
+	if err != nil {
+		return res, err
+	}
+	res.MaxPPS, res.LossAtMaxPct = top.TxPPS, top.LossPct
+	if !top.Valid || top.TxPPS == 0 {
+		return res, nil
+	}
+	if p.passes(top) {
+		res.RatePPS, res.Verified = top.TxPPS, true
+		return res, nil
+	}
+	lo, hi := 0.0, top.TxPPS
+	for res.Iterations < p.MaxIterations && hi-lo > p.Precision*top.TxPPS && ctx.Err() == nil {
+		mid := (lo + hi) / 2
+		t, err := trial(mid)
+		if err != nil {
+			return res, err
+		}
+		res.Iterations++
+		if p.passes(t) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	res.RatePPS = lo
+	if lo > 0 && ctx.Err() == nil {
+		t, err := trial(lo)
+		if err != nil {
+			return res, err
+		}
+		res.Verified = p.passes(t)
+	}
+	return res, ctx.Err()
+}

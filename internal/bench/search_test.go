@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+// fakeDUT loses what exceeds capacity; the generator reaches at most top.
+func fakeTrial(capacity, top float64, rates *[]float64) func(float64) (Trial, error) {
+	return func(rate float64) (Trial, error) {
+		*rates = append(*rates, rate)
+		if rate == 0 || rate > top {
+			rate = top
+		}
+		sent := rate
+		recv := math.Min(sent, capacity)
+		return Trial{Valid: true, TxPPS: sent, RxPPS: recv, LossPct: 100 * (sent - recv) / sent}, nil
+	}
+}
+
+func TestSearch(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		capacity, top        float64
+		p                    SearchParams
+		wantLo, wantHi       float64
+		wantMaxIter, minIter int
+	}{
+		{"no loss at max", 2e6, 1e6, SearchParams{0, 0.005, 20}, 1e6, 1e6, 0, 0},
+		{"NDR below max", 7e5, 1e6, SearchParams{0, 0.005, 20}, 7e5 - 5e3, 7e5, 20, 5},
+		{"PDR tolerates 0.1%", 7e5, 1e6, SearchParams{0.1, 0.005, 20}, 7e5 - 5e3, 7e5 * 1.001, 20, 5},
+		{"iterations bound the search", 7e5, 1e6, SearchParams{0, 0.0001, 3}, 5e5, 7e5, 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rates []float64
+			res, err := Search(context.Background(), tc.p, fakeTrial(tc.capacity, tc.top, &rates))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.RatePPS < tc.wantLo || res.RatePPS > tc.wantHi {
+				t.Errorf("rate %.0f, want %.0f..%.0f (trials at %v)", res.RatePPS, tc.wantLo, tc.wantHi, rates)
+			}
+			if res.Iterations > tc.wantMaxIter || res.Iterations < tc.minIter {
+				t.Errorf("%d iterations, want %d..%d", res.Iterations, tc.minIter, tc.wantMaxIter)
+			}
+			if !res.Verified || rates[0] != 0 {
+				t.Errorf("verified %v, first trial at %v: want a verified result after a trial at the maximum", res.Verified, rates[0])
+			}
+			if res.Iterations > 0 && rates[len(rates)-1] != res.RatePPS {
+				t.Errorf("last trial at %.0f, want the verification at %.0f", rates[len(rates)-1], res.RatePPS)
+			}
+		})
+	}
+}

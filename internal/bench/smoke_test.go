@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmokeEveryScenario runs every scenario over every DUT with tiny
+// trials and checks that the results are complete and consistent: the
+// JSON reads back, the CSV has a row per trial, the report has the
+// scenario's tables, the charts exist in SVG and PNG. It times nothing.
+func TestSmokeEveryScenario(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: builds network namespaces and runs XDP")
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Skip("needs nft (scripts/deps.sh installs it)")
+	}
+	for i, tc := range []struct {
+		scenario string
+		opts     Options
+		want     []string // in report.md
+		charts   []string
+	}{
+		{"pps", Options{Flows: []int{1, 1000}}, []string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |"}, []string{"pps-vs-flows"}},
+		{"frame-sizes", Options{Sizes: []int{64, 1518}, FixedRate: 50_000}, []string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps"}, []string{"pps-vs-frame-size"}},
+		{"rfc2544", Options{Sizes: []int{64, 512}, MaxIterations: 2}, []string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
+		{"multiflow", Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
+			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			o := tc.opts
+			o.Duration, o.Self = 50*time.Millisecond, xlbBinary
+			o.LabName, o.LabNet = fmt.Sprintf("xlbs%d-%d", os.Getpid(), i), uint8(220+(os.Getpid()+i)%30)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, err := Run(ctx, tc.scenario, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Command = "xlb bench " + tc.scenario + " (smoke test)"
+			dir := t.TempDir()
+			if err := res.Write(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Check(); err != nil {
+				t.Fatal(err)
+			}
+			var back Results
+			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+			if err == nil {
+				err = json.Unmarshal(b, &back)
+			}
+			if err != nil || len(back.Trials) != len(res.Trials) || back.Machine.Kernel == "" || len(back.DUTs) != len(DUTNames) {
+				t.Fatalf("results.json: %v; %d trials of %d, machine %+v, DUTs %v", err, len(back.Trials), len(res.Trials), back.Machine, back.DUTs)
+			}
+			f, err := os.Open(filepath.Join(dir, "results.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(f).ReadAll()
+			f.Close()
+			if err != nil || len(rows) != len(res.Trials)+1 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+				t.Fatalf("results.csv: %v, %d rows for %d trials", err, len(rows), len(res.Trials))
+			}
+			report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(report), w) {
+					t.Errorf("report.md lacks %q:\n%s", w, report)
+				}
+			}
+			for _, c := range tc.charts {
+				for _, ext := range []string{".svg", ".png"} {
+					if st, err := os.Stat(filepath.Join(dir, c+ext)); err != nil || st.Size() < 1000 {
+						t.Errorf("chart %s%s: %v", c, ext, err)
+					}
+				}
+			}
+		})
+	}
+}
