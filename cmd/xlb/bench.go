@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,10 +56,11 @@ Scenarios:
 				out = filepath.Join("results", fmt.Sprintf("%s-%s", scenario, time.Now().Format("20060102-150405")))
 			}
 			res, err := bench.Run(cmd.Context(), scenario, o)
+			var oe *bench.OptionError
+			if errors.As(err, &oe) {
+				return usageError{err}
+			}
 			if err != nil {
-				if res == nil || strings.Contains(err.Error(), "want") {
-					return usageError{err}
-				}
 				return err
 			}
 			res.Command = "xlb " + strings.Join(os.Args[1:], " ")

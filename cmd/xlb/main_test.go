@@ -33,6 +33,11 @@ func TestCommandLine(t *testing.T) {
 		{name: "unknown flag", have: []string{"--bogus"}, wantUsage: true},
 		{name: "extra argument", have: []string{"version", "now"}, wantUsage: true},
 		{name: "check extra argument", have: []string{"datapath", "check", "x"}, wantUsage: true},
+		{name: "bench without scenario", have: []string{"bench"}, wantUsage: true},
+		{name: "bench unknown scenario", have: []string{"bench", "warp", "--quiet"}, wantUsage: true},
+		{name: "bench unknown DUT", have: []string{"bench", "pps", "--dut", "xlb,ipvs", "--quiet"}, wantUsage: true},
+		{name: "bench bad frame size", have: []string{"bench", "frame-sizes", "--sizes", "32", "--quiet"}, wantUsage: true},
+		{name: "bench bad variation", have: []string{"bench", "multiflow", "--variations", "l5-src", "--quiet"}, wantUsage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := run(tc.have...)

@@ -28,8 +28,8 @@ type DUT interface {
 	// Setup sets the DUT up in the lab.
 	Setup(ctx context.Context, e *Env) error
 	// Target is where the generator sends: a VIP, or a real for the
-	// forwarders.
-	Target(e *Env, v6 bool) netip.Addr
+	// forwarders (an address routed to one when destinations vary).
+	Target(e *Env, v6, varyDst bool) netip.Addr
 	// Balances says whether the DUT spreads a VIP's flows over the
 	// reals (the destination address must then stay the VIP).
 	Balances() bool
@@ -61,19 +61,25 @@ func NewDUT(name string) (DUT, error) {
 		return kernelDUT{}, nil
 	case "nft":
 		return nftDUT{}, nil
+	case "sink":
+		return sinkDUT{}, nil
 	}
-	return nil, fmt.Errorf("DUT %q: want one of %s", name, strings.Join(DUTNames, ", "))
+	return nil, fmt.Errorf("DUT %q: want one of %s, or sink", name, strings.Join(DUTNames, ", "))
 }
 
-// realTarget is the forwarders' target: the first real.
-func realTarget(e *Env, v6 bool) netip.Addr {
+// realTarget is the forwarders' target: the first real, or the block
+// routed to it when destinations vary.
+func realTarget(e *Env, v6, varyDst bool) netip.Addr {
+	if varyDst {
+		return routedTarget(e, v6)
+	}
 	if v6 {
 		return e.Topo.RealAddr6(1)
 	}
 	return e.Topo.RealAddr(1)
 }
 
-func vipTarget(e *Env, v6 bool) netip.Addr {
+func vipTarget(e *Env, v6, _ bool) netip.Addr {
 	if v6 {
 		return e.Topo.VIP6()
 	}
@@ -84,10 +90,10 @@ func vipTarget(e *Env, v6 bool) netip.Addr {
 // TCP and UDP, on the VIP and the IPv6 VIP over every real.
 type xlbDUT struct{ d *lab.Daemon }
 
-func (*xlbDUT) Name() string                      { return "xlb" }
-func (*xlbDUT) Balances() bool                    { return true }
-func (*xlbDUT) Target(e *Env, v6 bool) netip.Addr { return vipTarget(e, v6) }
-func (x *xlbDUT) Version(e *Env) string           { return "xlb " + xlbVersion(e.Self) }
+func (*xlbDUT) Name() string                               { return "xlb" }
+func (*xlbDUT) Balances() bool                             { return true }
+func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return vipTarget(e, v6, varyDst) }
+func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + xlbVersion(e.Self) }
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	_, err := x.d.Client().Version(ctx)
 	return err
@@ -161,10 +167,10 @@ type fwdDUT struct {
 	l    link.Link
 }
 
-func (*fwdDUT) Name() string                      { return "xdp-fwd" }
-func (*fwdDUT) Balances() bool                    { return false }
-func (*fwdDUT) Target(e *Env, v6 bool) netip.Addr { return realTarget(e, v6) }
-func (*fwdDUT) Version(*Env) string               { return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)" }
+func (*fwdDUT) Name() string                               { return "xdp-fwd" }
+func (*fwdDUT) Balances() bool                             { return false }
+func (*fwdDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
+func (*fwdDUT) Version(*Env) string                        { return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)" }
 
 func (f *fwdDUT) Alive(context.Context, *Env) error {
 	if f.l == nil {
@@ -211,13 +217,13 @@ func (f *fwdDUT) Teardown(*Env) error {
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
 type kernelDUT struct{}
 
-func (kernelDUT) Name() string                          { return "kernel" }
-func (kernelDUT) Balances() bool                        { return false }
-func (kernelDUT) Target(e *Env, v6 bool) netip.Addr     { return realTarget(e, v6) }
-func (kernelDUT) Setup(context.Context, *Env) error     { return nil }
-func (kernelDUT) Teardown(*Env) error                   { return nil }
-func (kernelDUT) Version(*Env) string                   { return "Linux " + kernelRelease() }
-func (kernelDUT) Alive(_ context.Context, e *Env) error { return forwarding(e) }
+func (kernelDUT) Name() string                               { return "kernel" }
+func (kernelDUT) Balances() bool                             { return false }
+func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
+func (kernelDUT) Setup(context.Context, *Env) error          { return nil }
+func (kernelDUT) Teardown(*Env) error                        { return nil }
+func (kernelDUT) Version(*Env) string                        { return "Linux " + kernelRelease() }
+func (kernelDUT) Alive(_ context.Context, e *Env) error      { return forwarding(e) }
 
 func forwarding(e *Env) error {
 	out, err := e.run(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
@@ -233,9 +239,9 @@ type nftDUT struct{}
 
 const nftTable = "xlbbench"
 
-func (nftDUT) Name() string                      { return "nft" }
-func (nftDUT) Balances() bool                    { return true }
-func (nftDUT) Target(e *Env, v6 bool) netip.Addr { return vipTarget(e, v6) }
+func (nftDUT) Name() string                               { return "nft" }
+func (nftDUT) Balances() bool                             { return true }
+func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return vipTarget(e, v6, varyDst) }
 
 func (nftDUT) Version(e *Env) string {
 	out, err := e.run(e.Topo.LB(), "nft", "--version")
@@ -291,3 +297,20 @@ func (nftDUT) Teardown(e *Env) error {
 	}
 	return err2
 }
+
+// sinkDUT forwards nothing: a sink on the balancer's interface counts
+// the generator's frames where a DUT would receive them. It measures the
+// generator and the lab, the ceiling every DUT is under.
+type sinkDUT struct{}
+
+func (sinkDUT) Name() string                               { return "sink" }
+func (sinkDUT) Balances() bool                             { return false }
+func (sinkDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
+func (sinkDUT) Version(*Env) string {
+	return "bpf/bench/sink.bpf.c on the balancer's l0: the generator's ceiling"
+}
+func (sinkDUT) Setup(_ context.Context, e *Env) error {
+	return e.Sink.Attach(e.Topo.LB(), "l0")
+}
+func (sinkDUT) Alive(context.Context, *Env) error { return nil } // RunTrial checks the sinks
+func (sinkDUT) Teardown(e *Env) error             { return e.Sink.Detach(e.Topo.LB(), "l0") }

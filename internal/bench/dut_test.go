@@ -15,29 +15,7 @@ import (
 
 var xlbBinary string
 
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "daemon" || os.Args[1] == "lab") {
-		fmt.Fprintln(os.Stderr, "bench test binary run as xlb: refusing")
-		os.Exit(2)
-	}
-	code := 0
-	func() {
-		if os.Geteuid() == 0 {
-			dir, err := os.MkdirTemp("", "xlb-bench-test-")
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			defer os.RemoveAll(dir)
-			if xlbBinary, err = lab.BuildXLB(dir); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-		}
-		code = m.Run()
-	}()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(lab.RunTestsWithXLB(m, &xlbBinary)) }
 
 // testEnv builds a bench lab with two reals, removed at the end.
 func testEnv(t *testing.T) *Env {
@@ -68,7 +46,7 @@ func testEnv(t *testing.T) *Env {
 func TestEveryDUTForwards(t *testing.T) {
 	e := testEnv(t)
 	ctx := context.Background()
-	for _, name := range DUTNames {
+	for _, name := range append(DUTNames, "sink") {
 		t.Run(name, func(t *testing.T) {
 			dut, err := NewDUT(name)
 			if err != nil {
@@ -82,10 +60,15 @@ func TestEveryDUTForwards(t *testing.T) {
 					t.Errorf("teardown: %v", err)
 				}
 			}()
-			for _, s := range []TrialSpec{
+			specs := []TrialSpec{
 				{Size: 64, L4: UDP, Flows: 100, Vary: "l4-src"},
 				{Size: 128, L4: TCPAck, IPv6: true, Flows: 100, Vary: "l3-src"},
-			} {
+			}
+			if !dut.Balances() { // forwarders route varying destinations
+				specs = append(specs, TrialSpec{Size: 64, L4: UDP, Flows: 1000, Vary: "l3-both"},
+					TrialSpec{Size: 96, L4: UDP, IPv6: true, Flows: 1000, Vary: "l3-dst"})
+			}
+			for _, s := range specs {
 				s.Rate, s.Duration = 20000, 300*time.Millisecond
 				tr, err := e.RunTrial(ctx, dut, s)
 				if err != nil {

@@ -56,6 +56,15 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 			}
 		}
 	}
+	// Destinations that vary (multi-flow L3 dst) through a forwarder
+	// come from blocks routed to real 1, large enough for a million.
+	for _, r := range []struct{ block, via string }{
+		{routedBlock4, topo.RealAddr(1).String()}, {routedBlock6(topo).String(), topo.RealAddr6(1).String()},
+	} {
+		if err := ipIn(topo.LB(), "route", "replace", r.block, "via", r.via, "dev", "l1"); err != nil {
+			return nil, err
+		}
+	}
 	// Kernel DUTs have no XDP program on l0: veth then receives the
 	// generator's XDP_TX frames only with GRO on.
 	if out, err := topo.Exec(topo.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
@@ -68,6 +77,84 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// SetMTU sets the MTU of every lab link, for frames above 1518 bytes.
+func (e *Env) SetMTU(mtu int) error {
+	t := e.Topo
+	links := [][2]string{{t.Client(), "c0"}}
+	for _, ifname := range t.LBInterfaces() {
+		links = append(links, [2]string{t.LB(), ifname})
+	}
+	for i := 1; i <= t.Reals; i++ {
+		links = append(links, [2]string{t.Real(i), "r0"})
+	}
+	for _, l := range links {
+		if err := ipIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
+			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+FCS, err)
+		}
+	}
+	return nil
+}
+
+// ringDrops returns the frames veth could not queue for XDP: into the
+// DUT (the client's sends the balancer's ring had no room for) and out
+// of it (the balancer's redirects the reals' rings had no room for).
+// They tell the lab's own loss from the DUT's.
+func (e *Env) ringDrops() (into, outOf uint64, err error) {
+	t := e.Topo
+	if into, err = e.xmitErrors(t.Client(), "c0"); err != nil {
+		return 0, 0, err
+	}
+	for i := 1; i <= t.Reals; i++ {
+		n, err := e.xmitErrors(t.LB(), fmt.Sprintf("l%d", i))
+		if err != nil {
+			return 0, 0, err
+		}
+		outOf += n
+	}
+	return into, outOf, nil
+}
+
+// xmitErrors sums a veth's XDP transmit errors (ethtool -S).
+func (e *Env) xmitErrors(ns, ifname string) (uint64, error) {
+	out, err := e.run(ns, "ethtool", "-S", ifname)
+	if err != nil {
+		return 0, err
+	}
+	var sum uint64
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && strings.HasSuffix(k, "xdp_xmit_errors") {
+			var n uint64
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+// routedBlock4 is the IPv4 block the balancer routes to real 1 (the
+// shared address space of RFC 6598: 4M addresses, never on the lab's
+// links).
+const routedBlock4 = "100.64.0.0/10"
+
+// routedBlock6 is the IPv6 block the balancer routes to real 1.
+func routedBlock6(t lab.Topology) netip.Prefix {
+	b := t.RealAddr6(1).As16()
+	b[4], b[5] = 0xff, 0xff // fd00:NET:ffff::/48, outside every lab subnet
+	for i := 6; i < 16; i++ {
+		b[i] = 0
+	}
+	return netip.PrefixFrom(netip.AddrFrom16(b), 48)
+}
+
+// routedTarget is the first address of the routed block of a family.
+func routedTarget(e *Env, v6 bool) netip.Addr {
+	if v6 {
+		return routedBlock6(e.Topo).Addr().Next()
+	}
+	return netip.MustParsePrefix(routedBlock4).Addr().Next()
 }
 
 // Close detaches the sinks, releases the programs and removes the lab.

@@ -71,10 +71,20 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	case "multiflow":
 		r.multiflowTables(w)
 	}
+	var lossy []string
+	for _, t := range r.Trials {
+		if t.Valid && t.Lost > 0 && (t.Role == "max" || t.Role == "fixed") {
+			lossy = append(lossy, fmt.Sprintf("- %s %s %d B %d flows: %d lost = %d no room in the DUT's receive ring + %d no room in a real's ring + %d in the DUT%s",
+				t.DUT, t.Role, t.Size, t.Flows, t.Lost, t.RingDropsIn, t.RingDropsOut, t.Lost-min(t.Lost, t.RingDropsIn+t.RingDropsOut), dropNote(t.DUTDrops)))
+		}
+	}
+	if len(lossy) > 0 {
+		fmt.Fprintf(w, "\nWhere the loss happened:\n%s\n", strings.Join(lossy, "\n"))
+	}
 	var invalid []string
 	for _, t := range r.Trials {
 		if !t.Valid {
-			invalid = append(invalid, fmt.Sprintf("- %s %s %d B %d flows at %s pps: %s", t.DUT, t.Role, t.Size, t.Flows, mpps(t.AskedPPS), t.Invalid))
+			invalid = append(invalid, fmt.Sprintf("- %s %s %d B %d flows at %s Mpps: %s", t.DUT, t.Role, t.Size, t.Flows, mpps(t.AskedPPS), t.Invalid))
 		}
 	}
 	if len(invalid) > 0 {
@@ -206,6 +216,19 @@ func (r *Results) multiflowTables(w io.Writer) {
 			fmt.Fprintf(w, "- %s\n", why)
 		}
 	}
+}
+
+// dropNote lists a DUT's own drop counters, e.g. " (xlb: no_lport 12)".
+func dropNote(drops map[string]uint64) string {
+	if len(drops) == 0 {
+		return ""
+	}
+	var parts []string
+	for reason, n := range drops {
+		parts = append(parts, fmt.Sprintf("%s %d", reason, n))
+	}
+	slices.Sort(parts)
+	return " (its counters: " + strings.Join(parts, ", ") + ")"
 }
 
 func flowLabel(f int) string {

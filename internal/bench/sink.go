@@ -51,6 +51,19 @@ func (s *Sink) Attach(ns, ifname string) error {
 	})
 }
 
+// Detach detaches the sink of ifname in namespace ns.
+func (s *Sink) Detach(ns, ifname string) error {
+	for i, name := range s.names {
+		if name == ns+"/"+ifname {
+			err := s.links[i].Close()
+			s.links = append(s.links[:i], s.links[i+1:]...)
+			s.names = append(s.names[:i], s.names[i+1:]...)
+			return err
+		}
+	}
+	return fmt.Errorf("no sink on %s in %s", ifname, ns)
+}
+
 // Alive checks that every sink is still attached.
 func (s *Sink) Alive() error {
 	for i, l := range s.links {

@@ -53,9 +53,14 @@ type Trial struct {
 	Invalid  string  `json:"invalid,omitempty"` // why not valid
 	// DUTDrops are the drops the DUT counted itself during the trial,
 	// by reason (xlb's drop counters), where it has such counters.
-	DUTDrops  map[string]uint64 `json:"dut_drops,omitempty"`
-	ElapsedMs int64             `json:"elapsed_ms"`
-	Warmup    int               `json:"warmup_frames,omitempty"` // frames sent before the trial
+	DUTDrops map[string]uint64 `json:"dut_drops,omitempty"`
+	// RingDropsIn and RingDropsOut are frames veth had no room for:
+	// into the DUT (its receive ring was full) and out of it (a real's
+	// ring was full). Both are part of Lost.
+	RingDropsIn  uint64 `json:"ring_drops_in,omitempty"`
+	RingDropsOut uint64 `json:"ring_drops_out,omitempty"`
+	ElapsedMs    int64  `json:"elapsed_ms"`
+	Warmup       int    `json:"warmup_frames,omitempty"` // frames sent before the trial
 }
 
 // PaceTolerance is how far a paced trial's offered rate may be from the
@@ -77,7 +82,7 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 			return t, err
 		}
 	}
-	f := e.Frame(s.Size, s.L4, dut.Target(e, s.IPv6), BenchPort)
+	f := e.Frame(s.Size, s.L4, dut.Target(e, s.IPv6, vary&VaryDstIP != 0), BenchPort)
 	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
 		return t, err
 	}
@@ -103,6 +108,10 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 			return t, err
 		}
 	}
+	inBefore, outBefore, err := e.ringDrops()
+	if err != nil {
+		return t, err
+	}
 	start := time.Now()
 	if _, err := e.Gen.Send(ctx, SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: s.Rate,
 		Duration: s.Duration, CPUs: s.CPUs}); err != nil {
@@ -118,6 +127,11 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 		return t, err
 	}
 	t.Sent, t.Received = sent, after.Packets-before.Packets
+	inAfter, outAfter, err := e.ringDrops()
+	if err != nil {
+		return t, err
+	}
+	t.RingDropsIn, t.RingDropsOut = inAfter-inBefore, outAfter-outBefore
 	if counts {
 		dropsAfter, err := dc.Drops(ctx)
 		if err != nil {

@@ -17,36 +17,7 @@ import (
 // daemon and as the reals' servers, as `xlb lab demo` does.
 var xlbBinary string
 
-func TestMain(m *testing.M) {
-	// This binary must never be run as the daemon or a server: it would
-	// run every test again, each building a lab and starting a daemon.
-	if len(os.Args) > 1 && (os.Args[1] == "daemon" || os.Args[1] == "lab") {
-		fmt.Fprintln(os.Stderr, "lab test binary run as xlb: refusing")
-		os.Exit(2)
-	}
-	code, err := runWithXLB(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-// runWithXLB builds cmd/xlb when the lab tests can run (as root), runs
-// the tests and removes the binary.
-func runWithXLB(m *testing.M) (int, error) {
-	if os.Geteuid() == 0 {
-		dir, err := os.MkdirTemp("", "xlb-lab-test-")
-		if err != nil {
-			return 0, err
-		}
-		defer os.RemoveAll(dir)
-		if xlbBinary, err = BuildXLB(dir); err != nil {
-			return 0, err
-		}
-	}
-	return m.Run(), nil
-}
+func TestMain(m *testing.M) { os.Exit(RunTestsWithXLB(m, &xlbBinary)) }
 
 // testTopology names a lab after this process, on a net of its own, so
 // tests never meet a lab someone else built; it is removed at the end

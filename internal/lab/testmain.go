@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package lab
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// RunTestsWithXLB is the TestMain of packages whose tests run a real xlb
+// (the daemon, the reals' servers): as root it builds cmd/xlb into a
+// temporary directory, stores its path in *bin, runs the tests and
+// removes the binary. A test binary must never be run as xlb itself (it
+// would run every test again, each starting labs): it refuses.
+func RunTestsWithXLB(m *testing.M, bin *string) int {
+	if len(os.Args) > 1 && (os.Args[1] == "daemon" || os.Args[1] == "lab") {
+		fmt.Fprintln(os.Stderr, "a test binary run as xlb: refusing")
+		return 2
+	}
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("", "xlb-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if *bin, err = BuildXLB(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
