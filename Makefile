@@ -22,7 +22,7 @@ generate:
 
 ## build: build the xlb binary into bin/
 build:
-	$(GO) build -o bin/xlb ./cmd/xlb
+	$(GO) build -buildvcs=auto -o bin/xlb ./cmd/xlb
 
 ## test: formatting and vet checks, generated files up to date, every test
 test: deps lint check-generated unit fuzz

@@ -204,13 +204,18 @@ func (r *runner) settle(ctx context.Context, dut DUT) error {
 	return err
 }
 
+// trialsPerSearch is what the ETA expects a search to take: the maximum,
+// a few halvings, the verification (a search that passes at the maximum
+// takes one trial; the estimate corrects itself as searches end).
+const trialsPerSearch = 4
+
 // plan estimates the number of trials, for the ETA.
 func (r *runner) plan() int {
 	per := map[string]int{
 		"pps":         len(r.opts.Flows),
 		"frame-sizes": 2 * len(r.opts.Sizes),
-		"rfc2544":     len(r.opts.Sizes) * 2 * (r.opts.MaxIterations + 2),
-		"multiflow":   len(r.opts.Sizes) * len(r.opts.Variations) * len(r.opts.Flows) * (r.opts.MaxIterations + 2),
+		"rfc2544":     len(r.opts.Sizes) * 2 * trialsPerSearch,
+		"multiflow":   len(r.opts.Sizes) * len(r.opts.Variations) * len(r.opts.Flows) * trialsPerSearch,
 	}[r.scenario]
 	return per * len(r.opts.DUTs)
 }
@@ -244,7 +249,7 @@ func (r *runner) scenarioFor(ctx context.Context, dut DUT) error {
 				for _, flows := range r.opts.Flows {
 					if why := notApplicable(dut, v, flows); why != "" {
 						r.res.Skipped = append(r.res.Skipped, Skip{DUT: dut.Name(), Size: size, Vary: v, Flows: flows, Why: why})
-						r.planned -= r.opts.MaxIterations + 2
+						r.planned -= trialsPerSearch
 						continue
 					}
 					if err := r.search(ctx, dut, size, flows, v, "ndr", 0); err != nil {
@@ -303,7 +308,7 @@ func (r *runner) search(ctx context.Context, dut DUT, size, flows int, vary, kin
 	if err != nil {
 		return err
 	}
-	r.planned -= r.opts.MaxIterations + 2 - n
+	r.planned += n - trialsPerSearch
 	r.res.Searches = append(r.res.Searches, SearchRecord{DUT: dut.Name(), Kind: kind, Size: size, Flows: flows, Vary: vary,
 		TolerancePct: tolerance, SearchResult: res})
 	return nil

@@ -120,7 +120,7 @@ func BuildXLB(dir string) (string, error) {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(dir, "xlb")
-	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/xlb-dev/xlb/cmd/xlb").CombinedOutput(); err != nil {
+	if out, err := exec.Command(goBin, "build", "-buildvcs=auto", "-o", bin, "github.com/xlb-dev/xlb/cmd/xlb").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build xlb: %w\n%s", err, out)
 	}
 	return bin, nil
