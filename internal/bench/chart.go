@@ -62,63 +62,52 @@ func (r *Results) charts(dir string) ([]string, error) {
 		}
 		return err
 	}
-	perDUT := func(point func(dut string) plotter.XYs) []series {
+	// lines has a line per DUT, a point per x whose y(dut, x) exists
+	lines := func(xs []int, y func(dut string, x int) (float64, bool)) []series {
 		var ls []series
 		for _, d := range r.Options.DUTs {
-			ls = append(ls, series{d, point(d)})
+			var pts plotter.XYs
+			for _, x := range xs {
+				if v, ok := y(d, x); ok {
+					pts = append(pts, plotter.XY{X: float64(x), Y: v / 1e6})
+				}
+			}
+			ls = append(ls, series{d, pts})
 		}
 		return ls
+	}
+	trialRate := func(match func(Trial) bool) (float64, bool) {
+		t, ok := r.find(match)
+		return t.RxPPS, ok
 	}
 	var err error
 	switch r.Scenario {
 	case "pps":
-		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, perDUT(func(d string) plotter.XYs {
-			var pts plotter.XYs
-			for _, f := range r.Options.Flows {
-				if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == f }); ok {
-					pts = append(pts, plotter.XY{X: float64(f), Y: t.RxPPS / 1e6})
-				}
-			}
-			return pts
+		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+			return trialRate(func(t Trial) bool { return t.DUT == d && t.Flows == f })
 		}))
 	case "frame-sizes":
-		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, perDUT(func(d string) plotter.XYs {
-			var pts plotter.XYs
-			for _, s := range r.Options.Sizes {
-				if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == s && t.Role == "max" }); ok {
-					pts = append(pts, plotter.XY{X: float64(s), Y: t.RxPPS / 1e6})
-				}
-			}
-			return pts
+		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+			return trialRate(func(t Trial) bool { return t.DUT == d && t.Size == s && t.Role == "max" })
 		}))
 	case "rfc2544":
-		err = add("ndr-vs-frame-size", "RFC 2544 NDR by frame size", "frame size (B)", "NDR Mpps", false, perDUT(func(d string) plotter.XYs {
-			var pts plotter.XYs
-			for _, s := range r.Options.Sizes {
-				if n, ok := r.searchOf(d, "ndr", s, 1, ""); ok {
-					pts = append(pts, plotter.XY{X: float64(s), Y: n.RatePPS / 1e6})
-				}
-			}
-			return pts
+		err = add("ndr-vs-frame-size", "RFC 2544 NDR by frame size", "frame size (B)", "NDR Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+			n, ok := r.searchOf(d, "ndr", s, 1, "")
+			return n.RatePPS, ok
 		}))
 	case "multiflow":
 		for _, size := range r.Options.Sizes {
 			for _, v := range r.Options.Variations {
-				lines := perDUT(func(d string) plotter.XYs {
-					var pts plotter.XYs
-					for _, f := range r.Options.Flows {
-						if n, ok := r.searchOf(d, "ndr", size, f, v); ok {
-							pts = append(pts, plotter.XY{X: float64(f), Y: n.RatePPS / 1e6})
-						}
-					}
-					return pts
+				ls := lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+					n, ok := r.searchOf(d, "ndr", size, f, v)
+					return n.RatePPS, ok
 				})
-				if !slices.ContainsFunc(lines, func(s series) bool { return len(s.pts) > 0 }) {
+				if !slices.ContainsFunc(ls, func(s series) bool { return len(s.pts) > 0 }) {
 					continue
 				}
 				if err = add(fmt.Sprintf("ndr-vs-flows-%s-%d", v, size), fmt.Sprintf("NDR by flow count, %s, %d B", v, size),
-					"flows", "NDR Mpps", true, lines); err != nil {
-					break
+					"flows", "NDR Mpps", true, ls); err != nil {
+					return out, err
 				}
 			}
 		}

@@ -194,12 +194,12 @@ type runner struct {
 	warm          string // the flows the DUT has seen last (see trial)
 }
 
-// settle runs a discarded second at full rate through a DUT just set
+// settle runs a discarded second (at most) at full rate through a DUT just set
 // up: the first trial after an XDP attach otherwise measures the lab
 // settling (seen here: twice the rate, half of it lost), not the DUT.
 func (r *runner) settle(ctx context.Context, dut DUT) error {
 	s := r.spec(64, 1, "", 0)
-	s.Duration = time.Second
+	s.Duration = min(time.Second, max(r.opts.Duration, 200*time.Millisecond))
 	_, err := r.env.RunTrial(ctx, dut, s)
 	return err
 }
