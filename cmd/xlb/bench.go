@@ -34,7 +34,9 @@ Scenarios:
   pps          maximum forwarding rate, 64 B UDP, flows 1, 1k, 1M
   frame-sizes  rate and loss per frame size at a fixed rate and at maximum
   rfc2544      NDR and PDR binary search per frame size
-  multiflow    VSPERF multi-flow matrix: NDR per L2/L3/L4 src/dst/both x flows`,
+  multiflow    VSPERF multi-flow matrix: NDR per L2/L3/L4 src/dst/both x flows
+  datapath     per-packet cost through BPF_PROG_RUN vs bare XDP_TX, per
+               connection-table size (--flows; default 1k..10M, 2.2 GB)`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(bench.Scenarios, ", "))}
@@ -84,7 +86,7 @@ Scenarios:
 	f.StringSliceVar(&o.DUTs, "dut", bench.DUTNames, "devices under test, in order: "+strings.Join(bench.DUTNames, ", "))
 	f.DurationVar(&o.Duration, "duration", 10*time.Second, "length of one trial")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
-	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts (default: the scenario's)")
+	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
 	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
 	f.StringVar(&l4, "l4", "udp", "frames: udp, tcp-syn or tcp-ack")
 	f.BoolVar(&o.IPv6, "ipv6", false, "IPv6 frames")
@@ -92,6 +94,7 @@ Scenarios:
 	f.Float64Var(&o.LossTolerance, "loss-tolerance", 0.1, "rfc2544: loss in percent a PDR trial may have")
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
+	f.IntVar(&o.Repeat, "repeat", 0, "datapath: BPF_PROG_RUN runs per figure (default 1000000)")
 	f.IntSliceVar(&o.CPUs, "cpus", []int{0}, "CPUs of the generator's senders, one sender each")
 	f.IntVar(&o.Reals, "reals", 2, "real servers (sinks)")
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
 // series is one DUT's line of a chart.
@@ -95,6 +97,24 @@ func (r *Results) charts(dir string) ([]string, error) {
 			n, ok := r.searchOf(d, "ndr", s, 1, "")
 			return n.RatePPS, ok
 		}))
+	case "datapath":
+		var ls []series
+		for _, k := range []struct {
+			name string
+			ns   func(datapath.CostRow) float64
+		}{
+			{"established client->real", func(c datapath.CostRow) float64 { return c.FwdNs }},
+			{"established real->client", func(c datapath.CostRow) float64 { return c.RevNs }},
+			{"non-VIP pass", func(c datapath.CostRow) float64 { return c.PassNs }},
+			{"bare XDP_TX", func(datapath.CostRow) float64 { return r.Cost.TxNs }},
+		} {
+			var pts plotter.XYs
+			for _, row := range r.Cost.Rows {
+				pts = append(pts, plotter.XY{X: float64(row.Conns), Y: k.ns(row)})
+			}
+			ls = append(ls, series{k.name, pts})
+		}
+		err = add("datapath-cost", "Per-packet cost by connection-table size", "connections", "ns per packet", true, ls)
 	case "multiflow":
 		for _, size := range r.Options.Sizes {
 			for _, v := range r.Options.Variations {

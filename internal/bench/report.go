@@ -5,6 +5,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -54,10 +55,12 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
 	fmt.Fprintf(w, "%s, kernel %s, %d CPUs (%s); xlb %s; %s to %s.\n\n", r.Machine.CPUModel, r.Machine.Kernel, r.Machine.CPUs,
 		r.Machine.Go, r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))
-	fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
-		o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
+	if r.Scenario != "datapath" {
+		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
+			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
+	}
 	fmt.Fprintln(w, "| DUT | what |\n|---|---|")
-	for _, d := range o.DUTs {
+	for _, d := range slices.Sorted(maps.Keys(r.DUTs)) {
 		fmt.Fprintf(w, "| %s | %s |\n", d, r.DUTs[d])
 	}
 	fmt.Fprintln(w)
@@ -70,6 +73,8 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 		r.rfc2544Table(w)
 	case "multiflow":
 		r.multiflowTables(w)
+	case "datapath":
+		fmt.Fprintf(w, "## Per-packet cost through BPF_PROG_RUN (%d runs per figure), ratios to bare XDP_TX\n\n%s", r.Cost.Repeat, r.Cost.Markdown())
 	}
 	var lossy []string
 	for _, t := range r.Trials {

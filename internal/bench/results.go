@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
 // Results are everything a run measured and how: they go to
@@ -28,6 +30,8 @@ type Results struct {
 	Trials   []Trial           `json:"trials"`
 	Searches []SearchRecord    `json:"searches,omitempty"`
 	Skipped  []Skip            `json:"skipped,omitempty"`
+	// Cost is the datapath scenario's per-packet cost table.
+	Cost *datapath.CostTable `json:"datapath_cost,omitempty"`
 }
 
 // SearchRecord is one NDR or PDR search's result.
@@ -94,8 +98,21 @@ func writeFile(path string, fill func(io.Writer) error) error {
 var csvHeader = []string{"scenario", "role", "dut", "frame_size", "l4", "ipv6", "flows", "vary", "asked_pps", "duration_s",
 	"sent", "received", "lost", "loss_pct", "tx_pps", "rx_pps", "rx_mbps", "valid", "invalid"}
 
+// costHeader names results.csv's columns for the datapath scenario.
+var costHeader = []string{"conns", "xdp_tx_ns", "pass_ns", "new_ns", "established_fwd_ns", "established_first_ns", "established_rev_ns", "ct4_bytes"}
+
 func (r *Results) writeCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
+	if r.Cost != nil {
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		_ = cw.Write(costHeader)
+		for _, row := range r.Cost.Rows {
+			_ = cw.Write([]string{strconv.Itoa(row.Conns), f(r.Cost.TxNs), f(row.PassNs), f(row.NewNs), f(row.FwdNs),
+				f(row.FwdHoldNs), f(row.RevNs), strconv.FormatUint(row.Ct4Bytes, 10)})
+		}
+		cw.Flush()
+		return cw.Error()
+	}
 	_ = cw.Write(csvHeader)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, t := range r.Trials {
@@ -119,6 +136,9 @@ func writeJSONLine(w io.Writer, v any) {
 // counts add up, every search has its trials, every DUT ran. The CI smoke
 // run checks its results with it.
 func (r *Results) Check() error {
+	if r.Scenario == "datapath" {
+		return r.checkCost()
+	}
 	if len(r.Trials) == 0 {
 		return fmt.Errorf("no trials")
 	}
@@ -151,6 +171,26 @@ func (r *Results) Check() error {
 	for _, s := range r.Searches {
 		if s.RatePPS > s.MaxPPS*(1+PaceTolerance) {
 			return fmt.Errorf("%s %s %d B: rate %.0f above the maximum %.0f", s.DUT, s.Kind, s.Size, s.RatePPS, s.MaxPPS)
+		}
+	}
+	return nil
+}
+
+// checkCost verifies the datapath scenario's table: a row per size
+// asked, every figure measured.
+func (r *Results) checkCost() error {
+	c := r.Cost
+	switch {
+	case c == nil:
+		return fmt.Errorf("no cost table")
+	case c.TxNs <= 0:
+		return fmt.Errorf("no XDP_TX baseline")
+	case len(c.Rows) != len(r.Options.Flows):
+		return fmt.Errorf("%d rows for %d table sizes", len(c.Rows), len(r.Options.Flows))
+	}
+	for _, row := range c.Rows {
+		if row.PassNs <= 0 || row.NewNs <= 0 || row.FwdNs <= 0 || row.RevNs <= 0 || row.Ct4Bytes == 0 {
+			return fmt.Errorf("%d connections: a figure is missing: %+v", row.Conns, row)
 		}
 	}
 	return nil

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab"
 )
 
 // Scenarios are what `xlb bench` runs.
-var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow"}
+var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath"}
 
 // Options are a run's parameters; zero fields take the defaults.
 type Options struct {
@@ -29,6 +30,7 @@ type Options struct {
 	LossTolerance float64       `json:"loss_tolerance_pct"` // PDR
 	Precision     float64       `json:"precision"`
 	MaxIterations int           `json:"max_iterations"`
+	Repeat        int           `json:"repeat,omitempty"` // datapath: BPF_PROG_RUN runs per figure
 	CPUs          []int         `json:"cpus"`
 	Reals         int           `json:"reals"`
 	LabName       string        `json:"lab_name"`
@@ -40,6 +42,12 @@ type Options struct {
 
 // withDefaults fills in what the scenario's reference report uses.
 func (o Options) withDefaults(scenario string) Options {
+	if scenario == "datapath" {
+		o.DUTs = []string{"xlb"} // the program itself, against XDP_TX
+		if o.Repeat == 0 {
+			o.Repeat = 1_000_000
+		}
+	}
 	if len(o.DUTs) == 0 {
 		o.DUTs = DUTNames
 	}
@@ -53,7 +61,8 @@ func (o Options) withDefaults(scenario string) Options {
 		}
 	}
 	if len(o.Flows) == 0 {
-		o.Flows = map[string][]int{"pps": {1, 1000, 1_000_000}, "multiflow": {1000, 10000, 65536, 1_000_000}}[scenario]
+		o.Flows = map[string][]int{"pps": {1, 1000, 1_000_000}, "multiflow": {1000, 10000, 65536, 1_000_000},
+			"datapath": {1_000, 10_000, 100_000, 1_000_000, 10_000_000}}[scenario]
 		if o.Flows == nil {
 			o.Flows = []int{1}
 		}
@@ -111,9 +120,15 @@ func (o Options) validate(scenario string) error {
 		}
 	}
 	for _, f := range o.Flows {
-		if f < 1 || f > MaxFlows {
+		if scenario == "datapath" && (f < 1 || f > 50_000_000) {
+			return fmt.Errorf("datapath: table size %d: want 1 to 50000000 connections", f)
+		}
+		if scenario != "datapath" && (f < 1 || f > MaxFlows) {
 			return fmt.Errorf("flows %d: want 1 to %d", f, MaxFlows)
 		}
+	}
+	if o.Repeat < 0 {
+		return fmt.Errorf("repeat %d: want a positive count", o.Repeat)
 	}
 	for _, v := range o.Variations {
 		if _, err := ParseVary(v); err != nil {
@@ -149,6 +164,9 @@ func Run(ctx context.Context, scenario string, opts Options) (*Results, error) {
 		return nil, &OptionError{err}
 	}
 	res := newResults(scenario, opts)
+	if scenario == "datapath" {
+		return res, runDatapath(res, opts)
+	}
 	env, err := NewEnv(lab.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
 	if err != nil {
 		return nil, err
@@ -181,6 +199,26 @@ func Run(ctx context.Context, scenario string, opts Options) (*Results, error) {
 	}
 	res.Finished = time.Now()
 	return res, nil
+}
+
+// runDatapath measures the data path's per-packet cost through
+// BPF_PROG_RUN for each connection-table size of --flows (the table of
+// issue 2; no lab, no DUTs).
+func runDatapath(res *Results, o Options) error {
+	progress := func(line string) {
+		if o.Progress != nil && !o.JSONProgress {
+			fmt.Fprintf(o.Progress, "[datapath] %s\n", line)
+		}
+	}
+	table, err := datapath.MeasureCost(datapath.CostOptions{Conns: o.Flows, Repeat: o.Repeat, Namespace: o.LabName + "-cost"}, progress)
+	if err != nil {
+		return err
+	}
+	res.Cost = &table
+	res.DUTs["xlb"] = "xlb " + res.Revision + " (bpf/xlb.bpf.c)"
+	res.DUTs["xdp-tx"] = "bpf/bench/xdp_tx.bpf.c: the baseline"
+	res.Finished = time.Now()
+	return nil
 }
 
 // runner runs one scenario's trials and records them.

@@ -37,6 +37,7 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"rfc2544", Options{Sizes: []int{64, 512}, MaxIterations: 2}, []string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
 		{"multiflow", Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
 			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
+		{"datapath", Options{Flows: []int{1000, 5000}, Repeat: 10000}, []string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			o := tc.opts
@@ -61,7 +62,7 @@ func TestSmokeEveryScenario(t *testing.T) {
 			if err == nil {
 				err = json.Unmarshal(b, &back)
 			}
-			if err != nil || len(back.Trials) != len(res.Trials) || back.Machine.Kernel == "" || len(back.DUTs) != len(DUTNames) {
+			if err != nil || len(back.Trials) != len(res.Trials) || back.Machine.Kernel == "" || len(back.DUTs) < 2 {
 				t.Fatalf("results.json: %v; %d trials of %d, machine %+v, DUTs %v", err, len(back.Trials), len(res.Trials), back.Machine, back.DUTs)
 			}
 			f, err := os.Open(filepath.Join(dir, "results.csv"))
@@ -70,7 +71,11 @@ func TestSmokeEveryScenario(t *testing.T) {
 			}
 			rows, err := csv.NewReader(f).ReadAll()
 			f.Close()
-			if err != nil || len(rows) != len(res.Trials)+1 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+			wantRows, header := len(res.Trials)+1, csvHeader
+			if res.Cost != nil {
+				wantRows, header = len(res.Cost.Rows)+1, costHeader
+			}
+			if err != nil || len(rows) != wantRows || strings.Join(rows[0], ",") != strings.Join(header, ",") {
 				t.Fatalf("results.csv: %v, %d rows for %d trials", err, len(rows), len(res.Trials))
 			}
 			report, err := os.ReadFile(filepath.Join(dir, "report.md"))
