@@ -20,11 +20,15 @@ import (
 )
 
 // The per-packet cost measurement (`make bench`, `xlb bench datapath`).
-// Each figure is the mean kernel-reported time of BPF_PROG_RUN over
-// Repeat runs, through the progbench harness, which restores the frame
+// Each figure is the least of three means of the kernel-reported time of
+// BPF_PROG_RUN over Repeat runs, through the progbench harness, which restores the frame
 // and writes the next flow's address into it before every run (a NAT
 // must not see its own output). The bare XDP_TX program runs through the
 // same harness in the same run, so every ratio compares like with like.
+
+// costRounds is how many times each figure is measured; the least
+// counts.
+const costRounds = 3
 
 // CostOptions configure MeasureCost.
 type CostOptions struct {
@@ -245,44 +249,59 @@ func measureRow(o CostOptions, n int, tx *ebpf.Program, h *progbench.Harness, ta
 	if err := e.fillConns(n, uint16(e.dp.reg.services[key].reals[0].id)); err != nil {
 		return row, err
 	}
-	measure := func(prog *ebpf.Program, r progbench.Run) (float64, Verdict, error) {
+	// each figure is the least of costRounds means: interference from
+	// the rest of the machine only ever adds time
+	measure := func(prog *ebpf.Program, r progbench.Run, rounds int) (float64, Verdict, error) {
+		best := time.Duration(1<<63 - 1)
 		var (
-			d   time.Duration
 			ret uint32
 			err error
 		)
-		e.inNS(func() { d, ret, err = h.Measure(prog, r) })
-		return float64(d.Nanoseconds()), Verdict(ret), err
+		for range rounds {
+			var d time.Duration
+			e.inNS(func() { d, ret, err = h.Measure(prog, r) })
+			if err != nil {
+				return 0, 0, err
+			}
+			best = min(best, d)
+		}
+		return float64(best.Nanoseconds()), Verdict(ret), nil
 	}
 	if table.TxNs == 0 {
-		if table.TxNs, _, err = measure(tx, e.costRun(n, o.Repeat, "fwd")); err != nil {
+		if table.TxNs, _, err = measure(tx, e.costRun(n, o.Repeat, "fwd"), costRounds); err != nil {
 			return row, err
 		}
-		e.inNS(func() {
-			var d time.Duration
-			_, d, err = tx.Benchmark(make([]byte, progbench.FrameLen), o.Repeat, nil)
-			table.TxAloneNs = float64(d.Nanoseconds())
-		})
-		if err != nil {
-			return row, err
+		for i := range costRounds {
+			e.inNS(func() {
+				var d time.Duration
+				_, d, err = tx.Benchmark(make([]byte, progbench.FrameLen), o.Repeat, nil)
+				if ns := float64(d.Nanoseconds()); i == 0 || ns < table.TxAloneNs {
+					table.TxAloneNs = ns
+				}
+			})
+			if err != nil {
+				return row, err
+			}
 		}
 	}
 	for _, m := range []struct {
-		kind string
-		dst  *float64
-		want Verdict
+		kind   string
+		dst    *float64
+		want   Verdict
+		rounds int
 	}{
-		{"pass", &row.PassNs, XDPPass},
-		// first packet of each flow in this 16 s period, then again
-		{"fwd", &row.FwdHoldNs, XDPRedirect},
-		{"fwd", &row.FwdNs, XDPRedirect},
-		{"rev", &row.RevNs, XDPRedirect},
-		{"new", &row.NewNs, XDPRedirect},
+		{"pass", &row.PassNs, XDPPass, costRounds},
+		// first packet of each flow in this 16 s period (once: a second
+		// round would find the reverse entries refreshed), then again
+		{"fwd", &row.FwdHoldNs, XDPRedirect, 1},
+		{"fwd", &row.FwdNs, XDPRedirect, costRounds},
+		{"rev", &row.RevNs, XDPRedirect, costRounds},
+		{"new", &row.NewNs, XDPRedirect, costRounds},
 	} {
 		if !want(m.kind) {
 			continue
 		}
-		ns, v, err := measure(e.dp.Program(), e.costRun(n, o.Repeat, m.kind))
+		ns, v, err := measure(e.dp.Program(), e.costRun(n, o.Repeat, m.kind), m.rounds)
 		if err != nil {
 			return row, err
 		}
