@@ -44,6 +44,11 @@ func chart(dir, name, title, x, y string, logX bool, lines []series) (string, er
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
 		return "", err
 	}
+	if logX && p.X.Min == p.X.Max {
+		// one x value: gonum would widen the range by 1 either side,
+		// to 0 for x = 1, which a log axis cannot show
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
 	for _, ext := range []string{"svg", "png"} {
 		if err := p.Save(16*vg.Centimeter, 10*vg.Centimeter, filepath.Join(dir, name+"."+ext)); err != nil {
 			return "", fmt.Errorf("save %s.%s: %w", name, ext, err)
