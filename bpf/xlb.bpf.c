@@ -32,6 +32,7 @@
 #include "lib/csum.h"
 #include "lib/conntrack.h"
 #include "lib/sched.h"
+#include "lib/persist.h"
 #include "lib/nat.h"
 #include "lib/fib.h"
 #include "lib/icmp.h"
@@ -55,9 +56,12 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 		return count_drop(DROP_NO_REAL);
 	if (real->port)
 		to.dport = real->port;
-	if (!new_conn && ct_hold_due(e->last_seen, now) &&
-	    !ct_hold_reverse(pkt, e, &real->addr, to.dport, now, family))
-		return XLB_CONTINUE;
+	if (!new_conn && ct_hold_due(e->last_seen, now)) {
+		if (!ct_hold_reverse(pkt, e, &real->addr, to.dport, now,
+				     family))
+			return XLB_CONTINUE;
+		persist_refresh(e->svc_id, &pkt->tuple, real_id, now);
+	}
 	ct_track(e, pkt, now);
 
 	to.dst = real->addr;
@@ -116,7 +120,9 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 
 	if (t->proto == IPPROTO_TCP && (pkt->tcp_flags & XLB_TCP_RST))
 		return XDP_PASS; /* nothing to reset */
-	picked = sched_pick(svc, t);
+	picked = persist_pick(svc, t, now);
+	if (picked < 0)
+		picked = sched_pick(svc, t);
 	if (picked < 0)
 		return count_drop(DROP_NO_REAL);
 	real_id = picked;
@@ -149,6 +155,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		   t->proto);
 	if (ct_store(&key, family, fwd, BPF_ANY))
 		return count_drop(DROP_CT_FULL);
+	persist_remember(svc, t, real_id, now);
 	return XLB_CONTINUE;
 }
 

@@ -33,6 +33,10 @@
 #define XLB_CT4_ENTRIES 2097152 /* IPv4 entries: 2 per connection */
 #endif
 
+#ifndef XLB_PERSIST_ENTRIES
+#define XLB_PERSIST_ENTRIES 1048576 /* client prefixes of persistent services */
+#endif
+
 #ifndef XLB_CT6_ENTRIES
 #define XLB_CT6_ENTRIES 262144 /* IPv6 entries: 2 per connection */
 #endif

@@ -111,6 +111,17 @@ struct {
 	__type(value, __u32);
 } lport_cursors SEC(".maps");
 
+/* {client prefix, service} -> real, for persistent services (ipvsadm -p).
+ * LRU: an entry past its expiry is dead anyway; when the map is full the
+ * least recently used prefix is forgotten first. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_PERSIST_ENTRIES);
+	__type(key, struct persist_key);
+	__type(value, struct persist_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} persist SEC(".maps");
+
 /* IPv4 connections: forward and reverse entry of each, shared by CPUs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -35,6 +35,9 @@ enum xlb_sched {
 	XLB_SCHED_WRR = 1, /* per-CPU cursor over a smooth weighted sequence */
 	XLB_SCHED_MH = 2,  /* Maglev table indexed by the 5-tuple hash */
 	XLB_SCHED_SH = 3,  /* Maglev table indexed by the source address hash */
+	XLB_SCHED_LC = 4,  /* as wrr, over weights the control plane derives
+			    * from live connection counts every period */
+	XLB_SCHED_WLC = 5, /* likewise, the counts divided by the weights */
 };
 
 /* local_addrs flags */
@@ -55,7 +58,8 @@ struct service {
 	__u8 sched;	  /* enum xlb_sched */
 	__u8 flags;	  /* reserved, zero */
 	__u8 laddr_count; /* valid entries of laddr_ids */
-	__u8 pad;
+	__u8 persist_prefix;   /* clients sharing this prefix share a real */
+	__u32 persist_timeout; /* seconds (ipvsadm -p); 0 = no persistence */
 	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */
 };
 
@@ -75,6 +79,7 @@ struct real {
 
 /* real.flags */
 #define XLB_REAL_F_IN_USE 0x1 /* a service has it; else a freed id */
+#define XLB_REAL_F_DOWN	  0x2 /* failed its health check: no new connections */
 
 /* laddrs array value: a local IP that FullNAT uses as the source towards
  * the reals. */
@@ -82,6 +87,20 @@ struct laddr {
 	struct xlb_addr addr;
 	__u8 family;
 	__u8 pad[3];
+};
+
+/* persist map key: a service and a client prefix (the client address
+ * with the bits past the service's persist_prefix cleared). */
+struct persist_key {
+	struct xlb_addr client;
+	__u32 svc_id;
+};
+
+/* persist map value: the real the prefix's new connections go to, until
+ * expires (connection-table clock, seconds). */
+struct persist_entry {
+	__u32 real_id;
+	__u32 expires;
 };
 
 /* Connection states; each has its own timeout (struct xlb_config). */

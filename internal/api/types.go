@@ -43,9 +43,13 @@ type Counters struct {
 
 // Real is a real server as the API shows it.
 type Real struct {
-	Address       string   `json:"address"`
-	Port          uint16   `json:"port"`
-	Weight        uint32   `json:"weight"`
+	Address string `json:"address"`
+	Port    uint16 `json:"port"`
+	Weight  uint32 `json:"weight"`
+	// Health is up or down when the service has a health check, else
+	// empty; HealthReason says why the last check failed.
+	Health        string   `json:"health,omitempty"`
+	HealthReason  string   `json:"health_reason,omitempty"`
 	ActiveConns   int      `json:"active_conns"`
 	InactiveConns int      `json:"inactive_conns"`
 	Stats         Counters `json:"stats"`
@@ -53,15 +57,19 @@ type Real struct {
 
 // Service is a virtual service as the API shows it.
 type Service struct {
-	Name      string   `json:"name,omitempty"`
-	VIP       string   `json:"vip"`
-	Port      uint16   `json:"port"`
-	Protocol  string   `json:"protocol"`
-	Scheduler string   `json:"scheduler"`
-	Mode      string   `json:"mode"`
-	LocalIPs  []string `json:"local_ips"`
-	Stats     Counters `json:"stats"`
-	Reals     []Real   `json:"reals"`
+	Name      string `json:"name,omitempty"`
+	VIP       string `json:"vip"`
+	Port      uint16 `json:"port"`
+	Protocol  string `json:"protocol"`
+	Scheduler string `json:"scheduler"`
+	Mode      string `json:"mode"`
+	// Persistent is the persistence timeout in seconds (ipvsadm -p), 0
+	// when off; Netmask groups clients for it (ipvsadm -M).
+	Persistent int      `json:"persistent,omitempty"`
+	Netmask    string   `json:"netmask,omitempty"`
+	LocalIPs   []string `json:"local_ips"`
+	Stats      Counters `json:"stats"`
+	Reals      []Real   `json:"reals"`
 }
 
 // Conn is one connection-table entry.

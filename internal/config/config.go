@@ -95,8 +95,18 @@ type Service struct {
 	Port int `yaml:"port" json:"port"`
 	// Protocol is tcp or udp.
 	Protocol string `yaml:"protocol" json:"protocol"`
-	// Scheduler is rr (the default), wrr, mh or sh.
+	// Scheduler is rr (the default), wrr, mh, sh, lc or wlc.
 	Scheduler string `yaml:"scheduler,omitempty" json:"scheduler,omitempty"`
+	// Persistent is ipvsadm -p: for this many seconds after a client's
+	// last new connection, its new connections go to the same real (0:
+	// off).
+	Persistent int `yaml:"persistent,omitempty" json:"persistent,omitempty"`
+	// Netmask groups clients for persistence, as ipvsadm -M: a dotted
+	// IPv4 mask ("255.255.255.0") or a prefix length ("24"); default:
+	// the whole address (/32, /128).
+	Netmask string `yaml:"netmask,omitempty" json:"netmask,omitempty"`
+	// HealthCheck checks the reals; without one every real is up.
+	HealthCheck *HealthCheck `yaml:"health_check,omitempty" json:"health_check,omitempty"`
 	// Mode is the forwarding method; only fullnat (the default) exists.
 	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// LocalIPs are the source addresses FullNAT uses towards the reals.
@@ -147,7 +157,8 @@ func Parse(data []byte) (*Config, error) {
 var yamlField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
 
 // yamlWhere says where in the file each type of the configuration is.
-var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts"}
+var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts",
+	"HealthCheck": "in a health_check"}
 
 // plainYAMLError words yaml.v3's list of decoding errors as one line per
 // problem in the file's terms: "line 6: unknown key "colour" in a service".

@@ -64,7 +64,7 @@ func monotonicSeconds() (uint32, error) {
 
 func entryOf(e xlbCtEntry, addr6 [4]uint32, family uint8, now uint32) ConnEntry {
 	c := ConnEntry{
-		Reverse:   e.Flags&1 != 0,
+		Reverse:   e.Flags&ctFReverse != 0,
 		State:     ConnState(e.State),
 		Idle:      time.Duration(now-e.LastSeen) * time.Second,
 		ServiceID: e.SvcId,

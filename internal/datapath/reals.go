@@ -74,12 +74,14 @@ func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
 		if i >= 0 {
 			id := st.reals[i].id
 			if st.reals[i].real.Weight != r.Weight { // keep the record's weight current
-				if err := d.recordReal(id, r, st.id, xlbRealFInUse); err != nil {
+				if err := d.recordReal(id, r, st.id, st.reals[i].flags()); err != nil {
 					undo()
 					return fmt.Errorf("set reals of %s: %w", k, err)
 				}
 			}
-			next = append(next, realState{id: id, real: r})
+			kept := st.reals[i]
+			kept.real = r
+			next = append(next, kept)
 			continue
 		}
 		id, err := d.reg.realIDs.get()
@@ -109,6 +111,18 @@ func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
 // xlbRealFInUse mirrors XLB_REAL_F_IN_USE (bpf/lib/xlb_shared.h): the
 // real's id belongs to a service.
 const xlbRealFInUse = 0x1
+
+// xlbRealFDown mirrors XLB_REAL_F_DOWN: the real failed its health
+// check, persistence does not send new connections to it.
+const xlbRealFDown = 0x2
+
+// flags returns the real's entry flags while a service has it.
+func (r realState) flags() uint8 {
+	if r.down {
+		return xlbRealFInUse | xlbRealFDown
+	}
+	return xlbRealFInUse
+}
 
 // recordReal writes a real's entry: its address for the data path, and
 // for a restarted control plane whose it is (see rebuildRegistry).
@@ -164,7 +178,7 @@ func (d *Datapath) Reals(k ServiceKey) ([]Real, error) {
 func buildTable(svc Service, reals []realState) ([]uint32, error) {
 	backends := make([]sched.Backend, len(reals))
 	for i, r := range reals {
-		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.real.Weight}
+		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.tableWeight()}
 	}
 	var (
 		table []uint32
@@ -173,7 +187,7 @@ func buildTable(svc Service, reals []realState) ([]uint32, error) {
 	switch svc.Scheduler {
 	case RoundRobin:
 		table, err = sched.RoundRobin(backends)
-	case WeightedRoundRobin:
+	case WeightedRoundRobin, LeastConn, WeightedLeastConn:
 		table, err = sched.SmoothWRR(backends)
 	case MaglevHash, SourceHash:
 		size := svc.MaglevSize

@@ -42,7 +42,10 @@ func (d *Datapath) rebuildRegistry() error {
 	it := d.objs.Services.Iterate()
 	for it.Next(&key, &val) {
 		k := ServiceKey{VIP: fromAddr(key.Vip.W, key.Family), Port: ntohs(key.Port), Proto: Proto(key.Proto)}
-		st := &serviceState{id: val.Id, svc: Service{Key: k, Scheduler: Scheduler(val.Sched)}}
+		st := &serviceState{id: val.Id, svc: Service{Key: k, Scheduler: Scheduler(val.Sched), Persistent: val.PersistTimeout}}
+		if val.PersistTimeout > 0 && int(val.PersistPrefix) < k.VIP.BitLen() {
+			st.svc.PersistPrefix = val.PersistPrefix
+		}
 		for _, lid := range val.LaddrIds[:min(int(val.LaddrCount), len(val.LaddrIds))] {
 			ip, ok := laddrByID[lid]
 			if !ok {
@@ -83,7 +86,8 @@ func (d *Datapath) rebuildRegistry() error {
 		if rv.Flags&xlbRealFInUse == 0 || !ok {
 			continue // a freed id; its connections may still use it
 		}
-		st.reals = append(st.reals, realState{id: id, real: Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight}})
+		st.reals = append(st.reals, realState{id: id, real: Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight},
+			down: rv.Flags&xlbRealFDown != 0})
 		realUsed = append(realUsed, id)
 	}
 

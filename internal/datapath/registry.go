@@ -37,6 +37,25 @@ func (a *idAlloc) put(id uint32) { a.free = append(a.free, id) }
 type realState struct {
 	id   uint32
 	real Real
+	// down: the real failed its health check; it stays out of the
+	// schedule table until it is up again.
+	down bool
+	// lcWeight is the weight an lc/wlc service schedules it with, set
+	// every period from connection counts; 0 before the first period
+	// (lcSet false), when the configured weight counts.
+	lcWeight uint32
+	lcSet    bool
+}
+
+// tableWeight is the weight the schedule table gives the real.
+func (r realState) tableWeight() uint32 {
+	switch {
+	case r.down || r.real.Weight == 0:
+		return 0
+	case r.lcSet:
+		return r.lcWeight
+	}
+	return r.real.Weight
 }
 
 // serviceState is what the registry remembers of one service.

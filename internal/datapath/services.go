@@ -36,6 +36,20 @@ type Service struct {
 	LocalIPs []netip.Addr
 	// MaglevSize is the mh/sh table size, a prime (0 = 65537).
 	MaglevSize uint32
+	// Persistent is ipvsadm -p: seconds a client prefix keeps going to
+	// the same real after its last new connection (0 = off).
+	Persistent uint32
+	// PersistPrefix is the length of the client prefix persistence
+	// groups by (ipvsadm -M); 0 means the whole address.
+	PersistPrefix uint8
+}
+
+// persistBits is the prefix length the data path uses.
+func (s *Service) persistBits() uint8 {
+	if s.PersistPrefix == 0 {
+		return uint8(s.Key.VIP.BitLen())
+	}
+	return s.PersistPrefix
 }
 
 func (s *Service) validate() error {
@@ -50,10 +64,15 @@ func (s *Service) validate() error {
 		return fmt.Errorf("protocol %d: want tcp or udp", k.Proto)
 	}
 	if _, ok := schedulerNames[s.Scheduler]; !ok {
-		return fmt.Errorf("scheduler %d: want rr, wrr, mh or sh", s.Scheduler)
+		return fmt.Errorf("scheduler %d: want rr, wrr, mh, sh, lc or wlc", s.Scheduler)
 	}
-	if len(s.LocalIPs) == 0 || len(s.LocalIPs) > MaxServiceLocalIPs {
-		return fmt.Errorf("local IPs: FullNAT needs 1 to %d, have %d", MaxServiceLocalIPs, len(s.LocalIPs))
+	// no local IP is allowed (ipvsadm -A before --add-laddr): new
+	// connections are dropped as no_laddr until one is added
+	if len(s.LocalIPs) > MaxServiceLocalIPs {
+		return fmt.Errorf("local IPs: at most %d, have %d", MaxServiceLocalIPs, len(s.LocalIPs))
+	}
+	if int(s.PersistPrefix) > k.VIP.BitLen() {
+		return fmt.Errorf("persistence prefix /%d: longer than a %d-bit address", s.PersistPrefix, k.VIP.BitLen())
 	}
 	for i, ip := range s.LocalIPs {
 		if !ip.IsValid() || ip.Is4() != k.VIP.Is4() {
@@ -143,7 +162,11 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 		undo()
 		return err
 	}
-	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint8(len(laddrIDs))}
+	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint8(len(laddrIDs)),
+		PersistTimeout: st.svc.Persistent}
+	if st.svc.Persistent > 0 {
+		val.PersistPrefix = st.svc.persistBits()
+	}
 	copy(val.LaddrIds[:], laddrIDs)
 	if err := d.objs.Services.Put(key, val); err != nil {
 		undo()

@@ -46,6 +46,11 @@ type RealStatus struct {
 	Stats         Counters
 	ActiveConns   int
 	InactiveConns int
+	// Down: the real failed its health check (no new connections).
+	Down bool
+	// TableWeight is the weight the schedule table gives it now: 0 when
+	// down or drained, the derived weight for lc/wlc.
+	TableWeight uint32
 }
 
 // ServiceStatus is a service with its counters and its reals'.
@@ -111,7 +116,8 @@ func (d *Datapath) Status() ([]ServiceStatus, error) {
 			return nil, err
 		}
 		for _, r := range st.reals {
-			rs := RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)]}
+			rs := RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)],
+				Down: r.down, TableWeight: r.tableWeight()}
 			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
 				return nil, err
 			}

@@ -48,6 +48,11 @@ const (
 	WeightedRoundRobin Scheduler = 1 // wrr: smooth weighted round robin
 	MaglevHash         Scheduler = 2 // mh: Maglev consistent hashing of the 5-tuple
 	SourceHash         Scheduler = 3 // sh: Maglev table indexed by the source address
+	// LeastConn (lc) and WeightedLeastConn (wlc) are wrr over weights the
+	// control plane derives from live connection counts every period
+	// (SetLeastConnWeights); until the first period, the configured ones.
+	LeastConn         Scheduler = 4
+	WeightedLeastConn Scheduler = 5
 )
 
 var schedulerNames = map[Scheduler]string{
@@ -55,6 +60,8 @@ var schedulerNames = map[Scheduler]string{
 	WeightedRoundRobin: "wrr",
 	MaglevHash:         "mh",
 	SourceHash:         "sh",
+	LeastConn:          "lc",
+	WeightedLeastConn:  "wlc",
 }
 
 func (s Scheduler) String() string {
@@ -64,14 +71,15 @@ func (s Scheduler) String() string {
 	return fmt.Sprintf("sched(%d)", uint8(s))
 }
 
-// ParseScheduler parses an ipvsadm scheduler name (rr, wrr, mh, sh).
+// ParseScheduler parses an ipvsadm scheduler name (rr, wrr, mh, sh, lc,
+// wlc).
 func ParseScheduler(name string) (Scheduler, error) {
 	for s, n := range schedulerNames {
 		if n == name {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh or sh)", name)
+	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", name)
 }
 
 // DropReason says why the data path dropped a packet (enum xlb_drop_reason).

@@ -71,6 +71,18 @@ type xlbLaddr struct {
 	Pad    [3]uint8
 }
 
+type xlbPersistEntry struct {
+	_       structs.HostLayout
+	RealId  uint32
+	Expires uint32
+}
+
+type xlbPersistKey struct {
+	_      structs.HostLayout
+	Client xlbXlbAddr
+	SvcId  uint32
+}
+
 type xlbReal struct {
 	_      structs.HostLayout
 	Addr   xlbXlbAddr
@@ -88,13 +100,14 @@ type xlbSchedCursor struct {
 }
 
 type xlbService struct {
-	_          structs.HostLayout
-	Id         uint32
-	Sched      uint8
-	Flags      uint8
-	LaddrCount uint8
-	Pad        uint8
-	LaddrIds   [32]uint32
+	_              structs.HostLayout
+	Id             uint32
+	Sched          uint8
+	Flags          uint8
+	LaddrCount     uint8
+	PersistPrefix  uint8
+	PersistTimeout uint32
+	LaddrIds       [32]uint32
 }
 
 type xlbServiceKey struct {
@@ -140,6 +153,7 @@ const (
 	xlbMapLocalAddrFilter = "local_addr_filter"
 	xlbMapLocalAddrs      = "local_addrs"
 	xlbMapLportCursors    = "lport_cursors"
+	xlbMapPersist         = "persist"
 	xlbMapRealNexthops    = "real_nexthops"
 	xlbMapRealStats       = "real_stats"
 	xlbMapReals           = "reals"
@@ -211,6 +225,7 @@ type xlbMapSpecs struct {
 	LocalAddrFilter *ebpf.MapSpec `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
 	LportCursors    *ebpf.MapSpec `ebpf:"lport_cursors"`
+	Persist         *ebpf.MapSpec `ebpf:"persist"`
 	RealNexthops    *ebpf.MapSpec `ebpf:"real_nexthops"`
 	RealStats       *ebpf.MapSpec `ebpf:"real_stats"`
 	Reals           *ebpf.MapSpec `ebpf:"reals"`
@@ -258,6 +273,7 @@ type xlbMaps struct {
 	LocalAddrFilter *ebpf.Map `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
 	LportCursors    *ebpf.Map `ebpf:"lport_cursors"`
+	Persist         *ebpf.Map `ebpf:"persist"`
 	RealNexthops    *ebpf.Map `ebpf:"real_nexthops"`
 	RealStats       *ebpf.Map `ebpf:"real_stats"`
 	Reals           *ebpf.Map `ebpf:"reals"`
@@ -280,6 +296,7 @@ func (m *xlbMaps) Close() error {
 		m.LocalAddrFilter,
 		m.LocalAddrs,
 		m.LportCursors,
+		m.Persist,
 		m.RealNexthops,
 		m.RealStats,
 		m.Reals,
