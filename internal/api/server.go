@@ -42,6 +42,7 @@ func Handler(b Backend, version string, log *slog.Logger) http.Handler {
 	mux.HandleFunc("DELETE /v1/services/{proto}/{vip}/{port}/laddrs/{addr}", s.delLaddr)
 	mux.HandleFunc("GET /v1/conns", s.listConns)
 	mux.HandleFunc("GET /v1/stats", s.getStats)
+	mux.HandleFunc("POST /v1/stats/zero", s.zeroCounters)
 	return mux
 }
 
@@ -89,6 +90,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = he.status
 	case errors.As(err, &ve):
 		status = http.StatusBadRequest
+	case errors.Is(err, datapath.ErrNotFound):
+		status = http.StatusNotFound
 	}
 	s.log.Info("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	writeJSON(w, status, Error{Error: err.Error()})
@@ -149,13 +152,15 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 	out := make([]Service, 0, len(st))
 	for _, ss := range st {
 		svc := Service{VIP: ss.Key.VIP.String(), Port: ss.Key.Port, Protocol: ss.Key.Proto.String(),
-			Scheduler: ss.Scheduler.String(), Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{}}
+			Scheduler: ss.Scheduler.String(), Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{},
+			Persistent: int(ss.Persistent), Netmask: Netmask(ss.Key.VIP, ss.PersistPrefix)}
 		svc.Name = names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)]
 		for _, l := range ss.LocalIPs {
 			svc.LocalIPs = append(svc.LocalIPs, l.String())
 		}
 		for _, rs := range ss.Reals {
 			svc.Reals = append(svc.Reals, Real{Address: rs.Addr.String(), Port: rs.Port, Weight: rs.Weight,
+				Health: rs.Health, HealthReason: rs.HealthReason,
 				ActiveConns: rs.ActiveConns, InactiveConns: rs.InactiveConns, Stats: countersOf(rs.Stats)})
 		}
 		out = append(out, svc)

@@ -51,7 +51,23 @@ func TestChanges(t *testing.T) {
 			func(c *config.Config) string { return want(len(c.Services) == 2, "2 services") }},
 		{"add existing service", "POST", "/v1/services", config.Service{VIP: "192.0.2.10", Port: 80, Protocol: "tcp"}, 409, "exists", nil},
 		{"add service with bad VIP", "POST", "/v1/services", config.Service{VIP: "192.0.2.300", Port: 80, Protocol: "tcp"}, 400, `services[1].vip: "192.0.2.300" is not an IP address`, nil},
-		{"add service without local IPs", "POST", "/v1/services", config.Service{VIP: "192.0.2.12", Port: 80, Protocol: "tcp"}, 400, "services[1].local_ips", nil},
+		{"add service without local IPs (DPVS: added later)", "POST", "/v1/services", config.Service{VIP: "192.0.2.12", Port: 80, Protocol: "tcp"}, 200, "",
+			func(c *config.Config) string { return want(len(c.Services) == 2 && len(c.Services[1].LocalIPs) == 0, "2 services") }},
+		{"add persistent wlc service with a check", "POST", "/v1/services", config.Service{VIP: "192.0.2.13", Port: 443, Protocol: "tcp", Scheduler: "wlc",
+			Persistent: 600, Netmask: "255.255.255.0", HealthCheck: &config.HealthCheck{Type: "http", Path: "/health"}}, 200, "",
+			func(c *config.Config) string {
+				s := c.Services[1]
+				return want(s.Persistent == 600 && s.HealthCheck != nil && s.HealthCheck.Path == "/health", "the persistence and the check")
+			}},
+		{"edit persistence", "PUT", svc, map[string]any{"persistent": 300, "netmask": "24"}, 200, "",
+			func(c *config.Config) string { return want(c.Services[0].Persistent == 300, "persistent 300") }},
+		{"edit bad netmask", "PUT", svc, map[string]any{"persistent": 300, "netmask": "255.0.255.0"}, 400, "services[0].netmask", nil},
+		{"zero one service", "POST", "/v1/stats/zero", api.ZeroRequest{Protocol: "tcp", VIP: "192.0.2.10", Port: 80}, 200, "",
+			func(c *config.Config) string { return want(len(c.Services) == 1, "the configuration unchanged") }},
+		{"zero everything", "POST", "/v1/stats/zero", nil, 200, "",
+			func(c *config.Config) string { return want(len(c.Services) == 1, "the configuration unchanged") }},
+		{"zero a missing service", "POST", "/v1/stats/zero", api.ZeroRequest{Protocol: "tcp", VIP: "192.0.2.99", Port: 80}, 404, "not found", nil},
+		{"zero with a bad protocol", "POST", "/v1/stats/zero", api.ZeroRequest{Protocol: "sctp", VIP: "192.0.2.10", Port: 80}, 400, "protocol", nil},
 		{"unknown field", "POST", "/v1/services", map[string]any{"vip": "192.0.2.12", "colour": "red"}, 400, `unknown field "colour"`, nil},
 		{"edit scheduler keeps reals", "PUT", svc, map[string]any{"scheduler": "wrr"}, 200, "",
 			func(c *config.Config) string {
@@ -77,7 +93,8 @@ func TestChanges(t *testing.T) {
 			func(c *config.Config) string { return want(len(c.Services[0].Reals) == 0, "no reals") }},
 		{"add local IP", "POST", svc + "/laddrs", api.LocalIP{Address: "198.51.100.253"}, 200, "",
 			func(c *config.Config) string { return want(len(c.Services[0].LocalIPs) == 2, "2 local IPs") }},
-		{"delete last local IP", "DELETE", svc + "/laddrs/198.51.100.254", nil, 400, "services[0].local_ips", nil},
+		{"delete last local IP", "DELETE", svc + "/laddrs/198.51.100.254", nil, 200, "",
+			func(c *config.Config) string { return want(len(c.Services[0].LocalIPs) == 0, "no local IP") }},
 		{"delete missing local IP", "DELETE", svc + "/laddrs/198.51.100.1", nil, 404, "no local IP", nil},
 	}
 	for _, tc := range tests {

@@ -24,6 +24,9 @@ type Backend interface {
 	Conns(fn func(datapath.ConnEntry) bool) error
 	// Stats returns the data path's global counters.
 	Stats() (Stats, error)
+	// ZeroCounters zeroes one service's counters and its reals', or
+	// every counter when k is nil (ipvsadm -Z).
+	ZeroCounters(k *datapath.ServiceKey) error
 }
 
 // Stats are the data path's global counters.

@@ -134,15 +134,34 @@ func TestValidate(t *testing.T) {
 		{"scheduler mh", with(t, "scheduler: rr", "scheduler: mh"), ""},
 		{"scheduler sh", with(t, "scheduler: rr", "scheduler: sh"), ""},
 		{"scheduler left out", with(t, "    scheduler: rr\n", ""), ""},
-		{"unknown scheduler", with(t, "scheduler: rr", "scheduler: fifo"), `services[0].scheduler: unknown scheduler "fifo" (want rr, wrr, mh or sh)`},
-		{"lc not yet", with(t, "scheduler: rr", "scheduler: lc"), `services[0].scheduler: "lc" is not supported yet`},
-		{"wlc not yet", with(t, "scheduler: rr", "scheduler: wlc"), `services[0].scheduler: "wlc" is not supported yet`},
+		{"unknown scheduler", with(t, "scheduler: rr", "scheduler: fifo"), `services[0].scheduler: unknown scheduler "fifo" (want rr, wrr, mh, sh, lc or wlc)`},
+		{"lc", with(t, "scheduler: rr", "scheduler: lc"), ""},
+		{"wlc", with(t, "scheduler: rr", "scheduler: wlc"), ""},
+		{"lblc not yet", with(t, "scheduler: rr", "scheduler: lblc"), `services[0].scheduler: "lblc" is not supported yet`},
+		{"persistent", with(t, "scheduler: rr", "scheduler: rr\n    persistent: 300"), ""},
+		{"persistent with a dotted mask", with(t, "scheduler: rr", "scheduler: rr\n    persistent: 300\n    netmask: 255.255.255.0"), ""},
+		{"persistent with a prefix", with(t, "scheduler: rr", "scheduler: rr\n    persistent: 300\n    netmask: /24"), ""},
+		{"persistent negative", with(t, "scheduler: rr", "scheduler: rr\n    persistent: -1"), "services[0].persistent: -1 seconds: want 0 (off) to 31536000"},
+		{"netmask without persistence", with(t, "scheduler: rr", "scheduler: rr\n    netmask: 24"), "services[0].netmask: only means something with persistent: SECONDS"},
+		{"netmask with holes", with(t, "scheduler: rr", "scheduler: rr\n    persistent: 60\n    netmask: 255.0.255.0"), `services[0].netmask: "255.0.255.0" is not a netmask (its ones must come first)`},
+		{"netmask too long", with(t, "scheduler: rr", "scheduler: rr\n    persistent: 60\n    netmask: 33"), `services[0].netmask: "33": want a prefix length 0 to 32 or a dotted IPv4 mask`},
+		{"tcp check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, interval: 1s, timeout: 500ms, rise: 2, fall: 2}"), ""},
+		{"http check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: http, path: /health, expect_status: 204, expect_body: ok, on_fail: reset}"), ""},
+		{"exec check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: exec, command: /bin/true, interval: 3}"), ""},
+		{"udp check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: udp, send: ping, expect: pong}"), ""},
+		{"unknown check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: icmp}"), `services[0].health_check.type: "icmp": want one of tcp, http, https, udp, exec`},
+		{"check timeout over interval", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, interval: 1s, timeout: 2s}"), "services[0].health_check.timeout: 2s: want more than 0 and at most the interval (1s)"},
+		{"check rise 0 is the default", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, rise: 0}"), ""},
+		{"check fall too high", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, fall: 1000}"), "services[0].health_check.fall: 1000: want 1 to 100"},
+		{"path on a tcp check", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, path: /x}"), "services[0].health_check.path: only http and https checks use it (this one is tcp)"},
+		{"exec without command", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: exec}"), "services[0].health_check.command: an exec check needs a command"},
+		{"bad on_fail", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, on_fail: drop}"), `services[0].health_check.on_fail: "drop": want keep or reset`},
 		{"mode left out", with(t, "    mode: fullnat\n", ""), ""},
 		{"dr not yet", with(t, "mode: fullnat", "mode: dr"), `services[0].mode: "dr" is not supported yet (fullnat is)`},
 		{"nat not yet", with(t, "mode: fullnat", "mode: nat"), `services[0].mode: "nat" is not supported yet`},
 		{"tunnel not yet", with(t, "mode: fullnat", "mode: tunnel"), `services[0].mode: "tunnel" is not supported yet`},
 		{"unknown mode", with(t, "mode: fullnat", "mode: snat"), `services[0].mode: unknown mode "snat" (want fullnat)`},
-		{"fullnat without local IPs", with(t, "    local_ips: [10.0.2.254]\n", ""), "services[0].local_ips: fullnat needs at least one local IP"},
+		{"fullnat without local IPs (added later, as DPVS)", with(t, "    local_ips: [10.0.2.254]\n", ""), ""},
 		{"the most local IPs", with(t, "local_ips: [10.0.2.254]", most), ""},
 		{"too many local IPs", with(t, "local_ips: [10.0.2.254]", tooMany), fmt.Sprintf("services[0].local_ips: %d local IPs; at most %d", datapath.MaxServiceLocalIPs+1, datapath.MaxServiceLocalIPs)},
 		{"local IP not an IP", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, nope]"), `services[0].local_ips[1]: "nope" is not an IP address`},
@@ -330,5 +349,20 @@ func TestClone(t *testing.T) {
 func TestShippedExample(t *testing.T) {
 	if _, err := Load("../../examples/xlb.yaml"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestParseHealthCheckErrors: a health_check the YAML decoder refuses
+// names the line and what is wrong.
+func TestParseHealthCheckErrors(t *testing.T) {
+	for _, tc := range []struct{ name, have, want string }{
+		{"bad duration", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, interval: soon}"), `line 8: "soon" is not a duration`},
+		{"unknown key", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, colour: red}"), `line 8: unknown key "colour" in a health_check`},
+		{"duration not a scalar", with(t, "scheduler: rr", "scheduler: rr\n    health_check: {type: tcp, timeout: [1]}"), "line 8: want a duration such as 2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.have))
+			checkErr(t, err, tc.want)
+		})
 	}
 }

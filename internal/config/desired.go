@@ -20,6 +20,9 @@ type Desired struct {
 	// Reals holds every service's reals (an empty list for a service
 	// without any).
 	Reals map[datapath.ServiceKey][]datapath.Real
+	// Health holds the health check of each service that has one, with
+	// its defaults filled in.
+	Health map[datapath.ServiceKey]HealthCheck
 }
 
 // Desired validates the configuration and converts it. Settings start

@@ -70,6 +70,12 @@ func describeService(s datapath.Service) string {
 	if s.MaglevSize != 0 {
 		out += fmt.Sprintf(", table size %d", s.MaglevSize)
 	}
+	if s.Persistent != 0 {
+		out += fmt.Sprintf(", persistent %d s", s.Persistent)
+		if s.PersistPrefix != 0 {
+			out += fmt.Sprintf(" per /%d", s.PersistPrefix)
+		}
+	}
 	return out + ")"
 }
 
@@ -157,7 +163,8 @@ func sortedKeys(m map[datapath.ServiceKey][]datapath.Real) []datapath.ServiceKey
 
 // sameService compares what UpdateService can change.
 func sameService(a, b datapath.Service) bool {
-	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) {
+	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) ||
+		a.Persistent != b.Persistent || a.PersistPrefix != b.PersistPrefix {
 		return false
 	}
 	x, y := slices.Clone(a.LocalIPs), slices.Clone(b.LocalIPs)

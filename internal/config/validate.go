@@ -54,6 +54,7 @@ func (c *Config) check() (*Desired, error) {
 	d := &Desired{
 		Settings: datapath.DefaultSettings(),
 		Reals:    map[datapath.ServiceKey][]datapath.Real{},
+		Health:   map[datapath.ServiceKey]HealthCheck{},
 	}
 	ch.interfaces(c.Interfaces)
 	d.Interfaces = append([]string(nil), c.Interfaces...)
@@ -200,7 +201,7 @@ func family(a netip.Addr) string {
 }
 
 // unsupportedSchedulers are ipvsadm schedulers xlb does not have yet.
-var unsupportedSchedulers = []string{"lc", "wlc", "lblc", "lblcr", "dh", "sed", "nq", "fo", "ovf", "twos"}
+var unsupportedSchedulers = []string{"lblc", "lblcr", "dh", "sed", "nq", "fo", "ovf", "twos"}
 
 // unsupportedModes are ipvsadm forwarding methods xlb does not have yet.
 var unsupportedModes = []string{"dr", "nat", "tunnel"}
@@ -213,6 +214,7 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 		path := fmt.Sprintf("services[%d]", i)
 		svc, keyOK := ch.service(path, s)
 		reals := ch.reals(path, s, svc.Key.VIP)
+		hc := ch.healthCheck(path, s.HealthCheck)
 		if s.Name != "" {
 			if j, dup := names[s.Name]; dup {
 				ch.addf(path+".name", "%q is also the name of services[%d]", s.Name, j)
@@ -230,6 +232,9 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 		keys[svc.Key] = i
 		d.Services = append(d.Services, svc)
 		d.Reals[svc.Key] = reals
+		if hc != nil {
+			d.Health[svc.Key] = *hc
+		}
 	}
 }
 
@@ -249,27 +254,25 @@ func (ch *checker) service(path string, s *Service) (svc datapath.Service, keyOK
 	case s.Scheduler == "":
 		svc.Scheduler = datapath.RoundRobin
 	case slices.Contains(unsupportedSchedulers, s.Scheduler):
-		ch.addf(path+".scheduler", "%q is not supported yet (rr, wrr, mh and sh are)", s.Scheduler)
+		ch.addf(path+".scheduler", "%q is not supported yet (rr, wrr, mh, sh, lc and wlc are)", s.Scheduler)
 	default:
 		if svc.Scheduler, err = datapath.ParseScheduler(s.Scheduler); err != nil {
-			ch.addf(path+".scheduler", "unknown scheduler %q (want rr, wrr, mh or sh)", s.Scheduler)
+			ch.addf(path+".scheduler", "unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", s.Scheduler)
 		}
 	}
+	ch.persistence(path, s, vip, &svc)
 
-	fullNAT := false
 	switch {
 	case s.Mode == "" || s.Mode == "fullnat":
-		fullNAT = true
 	case slices.Contains(unsupportedModes, s.Mode):
 		ch.addf(path+".mode", "%q is not supported yet (fullnat is)", s.Mode)
 	default:
 		ch.addf(path+".mode", "unknown mode %q (want fullnat)", s.Mode)
 	}
 
-	switch n := len(s.LocalIPs); {
-	case n == 0 && fullNAT:
-		ch.addf(path+".local_ips", "fullnat needs at least one local IP")
-	case n > datapath.MaxServiceLocalIPs:
+	// no local IP is allowed, as DPVS allows a service before its
+	// local addresses: it forwards nothing until one is added
+	if n := len(s.LocalIPs); n > datapath.MaxServiceLocalIPs {
 		ch.addf(path+".local_ips", "%d local IPs; at most %d", n, datapath.MaxServiceLocalIPs)
 	}
 	seen := map[netip.Addr]int{}

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/health"
 )
 
 // DefaultPinPath is the bpffs directory the daemon pins its maps in.
@@ -53,6 +55,9 @@ type Daemon struct {
 	cfg   *config.Config
 	cur   *config.Desired
 	addrs hostAddrSet
+
+	health        *health.Monitor
+	healthChanges atomic.Uint64 // reals that went up or down
 }
 
 // Run starts the daemon and serves until ctx ends or SIGINT/SIGTERM. On the
@@ -83,6 +88,7 @@ func Run(ctx context.Context, opts Options) error {
 		return &ConfigError{fmt.Errorf("%s: %w", opts.ConfigPath, err)}
 	}
 	d := &Daemon{opts: opts, log: opts.Log}
+	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
 		d.stop()
 		return err
@@ -104,6 +110,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go d.leastConnLoop(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -157,11 +164,13 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		d.log.Info("configuration applied", "changes", changes.String())
 	}
 	d.cfg, d.cur = cfg, want
+	d.syncHealth(want)
 	d.addrs.ifaces = want.Interfaces
 	return d.addrs.sync(hostAddrs(want))
 }
 
 func (d *Daemon) stop() {
+	d.health.Close()
 	if err := d.addrs.sync(nil); err != nil {
 		d.log.Warn("remove host addresses", "err", err)
 	}
@@ -265,6 +274,7 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		return changes, err
 	}
 	d.cfg, d.cur = cfg.Clone(), want
+	d.syncHealth(want)
 	if err := d.addrs.sync(hostAddrs(want)); err != nil {
 		return changes, fmt.Errorf("applied, but host addresses: %w", err)
 	}
@@ -286,8 +296,6 @@ func sameStrings(a, b []string) bool {
 	return true
 }
 
-// Status implements api.Backend.
-func (d *Daemon) Status() ([]datapath.ServiceStatus, error) { return d.dp.Status() }
 
 // Conns implements api.Backend.
 func (d *Daemon) Conns(fn func(datapath.ConnEntry) bool) error { return d.dp.Conns(fn) }

@@ -32,6 +32,7 @@ type collector struct {
 	svcPackets, svcBytes, svcConns       *prometheus.Desc
 	realPackets, realBytes, realConns    *prometheus.Desc
 	realActive, realInactive, realWeight *prometheus.Desc
+	realUp                               *prometheus.Desc
 	drops, verdicts, up, scrapeErrors    *prometheus.Desc
 }
 
@@ -56,6 +57,7 @@ func newCollector(d counterSource) *collector {
 		realActive:   desc("real_active_connections", "Established connections of a real (ipvsadm ActiveConn).", realLabels...),
 		realInactive: desc("real_inactive_connections", "Other live connections of a real (ipvsadm InActConn).", realLabels...),
 		realWeight:   desc("real_weight", "Weight of a real; 0 drains it.", realLabels...),
+		realUp:       desc("real_up", "Health of a checked real: 1 up, 0 down (taken out of scheduling).", realLabels...),
 		drops:        desc("drops_total", "Packets the data path dropped, by reason.", "reason"),
 		verdicts:     desc("xdp_verdicts_total", "Packets by final XDP action.", "verdict"),
 		up:           desc("up", "1 when the daemon reads its data path."),
@@ -65,7 +67,7 @@ func newCollector(d counterSource) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.realPackets, c.realBytes,
-		c.realConns, c.realActive, c.realInactive, c.realWeight, c.drops, c.verdicts, c.up, c.scrapeErrors} {
+		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors} {
 		ch <- d
 	}
 }
@@ -99,6 +101,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.realActive, float64(r.ActiveConns), rl...)
 			gauge(c.realInactive, float64(r.InactiveConns), rl...)
 			gauge(c.realWeight, float64(r.Weight), rl...)
+			if r.Health != "" {
+				gauge(c.realUp, map[bool]float64{true: 0, false: 1}[r.Down], rl...)
+			}
 		}
 	}
 	stats, err := c.d.Stats()

@@ -56,6 +56,15 @@ func (d *Datapath) SetRealHealth(k ServiceKey, ap netip.AddrPort, up bool) error
 	return nil
 }
 
+// RealDown reports whether a real of a service is marked down (false
+// when there is no such real).
+func (d *Datapath) RealDown(k ServiceKey, ap netip.AddrPort) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, i, err := d.findReal(k, ap)
+	return err == nil && st.reals[i].down
+}
+
 // SetLeastConnWeights installs the weights an lc or wlc service
 // schedules its reals with until the next call (reals not named get 0).
 // The table is rebuilt only when a weight changed.

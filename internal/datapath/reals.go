@@ -178,7 +178,7 @@ func (d *Datapath) Reals(k ServiceKey) ([]Real, error) {
 func buildTable(svc Service, reals []realState) ([]uint32, error) {
 	backends := make([]sched.Backend, len(reals))
 	for i, r := range reals {
-		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.tableWeight()}
+		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.tableWeight(svc.Scheduler)}
 	}
 	var (
 		table []uint32

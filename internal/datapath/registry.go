@@ -47,12 +47,13 @@ type realState struct {
 	lcSet    bool
 }
 
-// tableWeight is the weight the schedule table gives the real.
-func (r realState) tableWeight() uint32 {
+// tableWeight is the weight the schedule table of a service with
+// scheduler s gives the real.
+func (r realState) tableWeight(s Scheduler) uint32 {
 	switch {
 	case r.down || r.real.Weight == 0:
 		return 0
-	case r.lcSet:
+	case r.lcSet && (s == LeastConn || s == WeightedLeastConn):
 		return r.lcWeight
 	}
 	return r.real.Weight

@@ -51,6 +51,10 @@ type RealStatus struct {
 	// TableWeight is the weight the schedule table gives it now: 0 when
 	// down or drained, the derived weight for lc/wlc.
 	TableWeight uint32
+	// Health is up or down for a real its service checks, else empty;
+	// HealthReason says why its last check failed. The daemon fills
+	// them in (the data path knows only Down).
+	Health, HealthReason string
 }
 
 // ServiceStatus is a service with its counters and its reals'.
@@ -117,7 +121,7 @@ func (d *Datapath) Status() ([]ServiceStatus, error) {
 		}
 		for _, r := range st.reals {
 			rs := RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)],
-				Down: r.down, TableWeight: r.tableWeight()}
+				Down: r.down, TableWeight: r.tableWeight(st.svc.Scheduler)}
 			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@
 package apitest
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -30,6 +31,8 @@ type Backend struct {
 
 	// ConnEntries are what Conns lists.
 	ConnEntries []datapath.ConnEntry
+	// Zeroed records the ZeroCounters calls: the service, or "all".
+	Zeroed []string
 }
 
 // NewBackend returns a backend holding the configuration yaml.
@@ -97,7 +100,11 @@ func (b *Backend) Status() ([]datapath.ServiceStatus, error) {
 	for _, s := range b.cur.Services {
 		st := datapath.ServiceStatus{Service: s}
 		for _, r := range b.cur.Reals[s.Key] {
-			st.Reals = append(st.Reals, datapath.RealStatus{Real: r, ActiveConns: 1})
+			rs := datapath.RealStatus{Real: r, ActiveConns: 1, TableWeight: r.Weight}
+			if _, checked := b.cur.Health[s.Key]; checked {
+				rs.Health = "up"
+			}
+			st.Reals = append(st.Reals, rs)
 		}
 		out = append(out, st)
 	}
@@ -112,6 +119,23 @@ func (b *Backend) Conns(fn func(datapath.ConnEntry) bool) error {
 		}
 	}
 	return nil
+}
+
+// ZeroCounters implements api.Backend: it records the call.
+func (b *Backend) ZeroCounters(k *datapath.ServiceKey) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k == nil {
+		b.Zeroed = append(b.Zeroed, "all")
+		return nil
+	}
+	for _, s := range b.cur.Services {
+		if s.Key == *k {
+			b.Zeroed = append(b.Zeroed, k.String())
+			return nil
+		}
+	}
+	return fmt.Errorf("zero counters: service %s: %w", *k, datapath.ErrNotFound)
 }
 
 // Stats implements api.Backend: two ip_truncated drops and five XDP_TX.

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// Checks of the operations keys of a service: persistence and health
+// checks.
+
+// persistence checks persistent and netmask and sets them on svc.
+func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *datapath.Service) {
+	switch {
+	case s.Persistent < 0 || s.Persistent > MaxTimeout:
+		ch.addf(path+".persistent", "%d seconds: want 0 (off) to %d", s.Persistent, MaxTimeout)
+	case s.Persistent == 0 && s.Netmask != "":
+		ch.addf(path+".netmask", "only means something with persistent: SECONDS")
+	default:
+		svc.Persistent = uint32(s.Persistent)
+	}
+	if s.Netmask == "" || !vip.IsValid() {
+		return
+	}
+	bits, err := ParseNetmask(s.Netmask, vip.Is4())
+	if err != nil {
+		ch.addf(path+".netmask", "%v", err)
+		return
+	}
+	if bits < vip.BitLen() {
+		svc.PersistPrefix = uint8(bits)
+	}
+}
+
+// ParseNetmask reads a persistence netmask: a dotted IPv4 mask
+// ("255.255.255.0", IPv4 services only) or a prefix length ("24", "/64")
+// and returns the prefix length.
+func ParseNetmask(s string, v4 bool) (int, error) {
+	max := 128
+	if v4 {
+		max = 32
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		if !v4 || !a.Is4() {
+			return 0, fmt.Errorf("%q: a dotted mask is for IPv4 services; write a prefix length (0 to %d)", s, max)
+		}
+		m := a.As4()
+		n := uint32(m[0])<<24 | uint32(m[1])<<16 | uint32(m[2])<<8 | uint32(m[3])
+		bits := 0
+		for n&(1<<31) != 0 {
+			bits++
+			n <<= 1
+		}
+		if n != 0 {
+			return 0, fmt.Errorf("%q is not a netmask (its ones must come first)", s)
+		}
+		return bits, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "/"))
+	if err != nil || n < 0 || n > max {
+		return 0, fmt.Errorf("%q: want a prefix length 0 to %d or a dotted IPv4 mask", s, max)
+	}
+	return n, nil
+}
+
+// maxCheckInterval bounds health check intervals and timeouts.
+const maxCheckInterval = time.Hour
+
+// healthCheck checks a service's health_check and returns it with its
+// defaults, or nil when the service has none.
+func (ch *checker) healthCheck(path string, h *HealthCheck) *HealthCheck {
+	if h == nil {
+		return nil
+	}
+	path += ".health_check"
+	n := len(ch.problems)
+	c := h.WithDefaults()
+	if !slices.Contains(HealthCheckTypes, c.Type) {
+		ch.addf(path+".type", "%q: want one of %s", c.Type, strings.Join(HealthCheckTypes, ", "))
+	}
+	if c.Interval < Duration(10*time.Millisecond) || c.Interval > Duration(maxCheckInterval) {
+		ch.addf(path+".interval", "%s: want 10ms to 1h", c.Interval)
+	}
+	if c.Timeout <= 0 || c.Timeout > c.Interval {
+		ch.addf(path+".timeout", "%s: want more than 0 and at most the interval (%s)", c.Timeout, c.Interval)
+	}
+	if c.Rise < 1 || c.Rise > 100 {
+		ch.addf(path+".rise", "%d: want 1 to 100", c.Rise)
+	}
+	if c.Fall < 1 || c.Fall > 100 {
+		ch.addf(path+".fall", "%d: want 1 to 100", c.Fall)
+	}
+	ch.port(path+".port", c.Port, "0 = the real's port")
+	if c.OnFail != "keep" && c.OnFail != "reset" {
+		ch.addf(path+".on_fail", "%q: want keep or reset", c.OnFail)
+	}
+	web := c.Type == "http" || c.Type == "https"
+	only := func(key string, set bool, types string) {
+		if set {
+			ch.addf(path+"."+key, "only %s checks use it (this one is %s)", types, c.Type)
+		}
+	}
+	if !web {
+		only("path", h.Path != "", "http and https")
+		only("host", h.Host != "", "http and https")
+		only("expect_status", h.ExpectStatus != 0, "http and https")
+		only("expect_body", h.ExpectBody != "", "http and https")
+	} else {
+		if !strings.HasPrefix(c.Path, "/") {
+			ch.addf(path+".path", "%q: want an absolute path (/...)", c.Path)
+		}
+		if c.ExpectStatus < 100 || c.ExpectStatus > 599 {
+			ch.addf(path+".expect_status", "%d: want an HTTP status, 100 to 599", c.ExpectStatus)
+		}
+	}
+	if c.Type != "udp" {
+		only("send", h.Send != "", "udp")
+		only("expect", h.Expect != "", "udp")
+	}
+	switch {
+	case c.Type == "exec" && strings.TrimSpace(c.Command) == "":
+		ch.addf(path+".command", "an exec check needs a command")
+	case c.Type != "exec":
+		only("command", h.Command != "", "exec")
+	}
+	if len(ch.problems) > n {
+		return nil
+	}
+	return &c
+}

@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package health checks real servers the way keepalived's checkers do:
+// TCP connect, HTTP(S) GET with an expected status and body, UDP
+// send/expect and an external command, each real on its own interval,
+// from the balancer's local IP. A Monitor runs the checks and turns
+// their results into up/down transitions with rise and fall counts.
+package health
