@@ -52,7 +52,9 @@ func TestChanges(t *testing.T) {
 		{"add existing service", "POST", "/v1/services", config.Service{VIP: "192.0.2.10", Port: 80, Protocol: "tcp"}, 409, "exists", nil},
 		{"add service with bad VIP", "POST", "/v1/services", config.Service{VIP: "192.0.2.300", Port: 80, Protocol: "tcp"}, 400, `services[1].vip: "192.0.2.300" is not an IP address`, nil},
 		{"add service without local IPs (DPVS: added later)", "POST", "/v1/services", config.Service{VIP: "192.0.2.12", Port: 80, Protocol: "tcp"}, 200, "",
-			func(c *config.Config) string { return want(len(c.Services) == 2 && len(c.Services[1].LocalIPs) == 0, "2 services") }},
+			func(c *config.Config) string {
+				return want(len(c.Services) == 2 && len(c.Services[1].LocalIPs) == 0, "2 services")
+			}},
 		{"add persistent wlc service with a check", "POST", "/v1/services", config.Service{VIP: "192.0.2.13", Port: 443, Protocol: "tcp", Scheduler: "wlc",
 			Persistent: 600, Netmask: "255.255.255.0", HealthCheck: &config.HealthCheck{Type: "http", Path: "/health"}}, 200, "",
 			func(c *config.Config) string {

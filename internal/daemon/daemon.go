@@ -296,7 +296,6 @@ func sameStrings(a, b []string) bool {
 	return true
 }
 
-
 // Conns implements api.Backend.
 func (d *Daemon) Conns(fn func(datapath.ConnEntry) bool) error { return d.dp.Conns(fn) }
 

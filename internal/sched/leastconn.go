@@ -32,7 +32,7 @@ const LCTableTotal = 1000
 func LeastConnWeights(reals []LCReal, weighted bool, expectedNew float64) []uint32 {
 	out := make([]uint32, len(reals))
 	type cand struct {
-		i      int
+		i       int
 		w, load float64
 	}
 	var cs []cand
