@@ -117,6 +117,7 @@ func newRealCmd(g *globalFlags) *cobra.Command {
 		}
 		cmd.AddCommand(sub)
 	}
+	cmd.AddCommand(newDrainCmd(g, &c))
 	return cmd
 }
 

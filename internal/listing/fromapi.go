@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
@@ -27,8 +28,16 @@ func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
 			return nil, err
 		}
 		st := datapath.ServiceStatus{
-			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched},
-			Stats:   fromAPICounters(s.Stats),
+			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched,
+				Persistent: uint32(max(s.Persistent, 0))},
+			Stats: fromAPICounters(s.Stats),
+		}
+		if s.Netmask != "" {
+			bits, err := config.ParseNetmask(s.Netmask, vip.Is4())
+			if err != nil {
+				return nil, fmt.Errorf("daemon sent netmask %q: %w", s.Netmask, err)
+			}
+			st.PersistPrefix = uint8(bits)
 		}
 		for _, r := range s.Reals {
 			addr, err := netip.ParseAddr(r.Address)
@@ -38,6 +47,7 @@ func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
 			st.Reals = append(st.Reals, datapath.RealStatus{
 				Real:  datapath.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
 				Stats: fromAPICounters(r.Stats), ActiveConns: r.ActiveConns, InactiveConns: r.InactiveConns,
+				Health: r.Health, HealthReason: r.HealthReason, Down: r.Health == "down",
 			})
 		}
 		out = append(out, st)

@@ -27,12 +27,22 @@ func addrPort(a netip.Addr, port uint16) string { return netip.AddrPortFrom(a, p
 // service followed by its reals.
 func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
 	var b strings.Builder
+	checked := false // a Health column when a service has a health check
+	for _, s := range services {
+		for _, r := range s.Reals {
+			checked = checked || r.Health != ""
+		}
+	}
 	if o.Stats {
 		fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "Conns", "InPkts", "OutPkts", "InBytes", "OutBytes")
 		fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
 	} else {
 		fmt.Fprintf(&b, "Prot LocalAddress:Port Scheduler Flags\n")
-		fmt.Fprintf(&b, "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n")
+		if checked {
+			fmt.Fprintf(&b, "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn Health\n")
+		} else {
+			fmt.Fprintf(&b, "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n")
+		}
 	}
 	for _, s := range services {
 		svc := fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port))
@@ -40,13 +50,19 @@ func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
 			c := s.Stats
 			fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", svc, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
 		} else {
-			fmt.Fprintf(&b, "%s %s\n", svc, s.Scheduler)
+			fmt.Fprintf(&b, "%s %s%s\n", svc, s.Scheduler, flags(s.Service))
 		}
 		for _, r := range s.Reals {
 			real := "  -> " + addrPort(r.Addr, r.Port)
 			if o.Stats {
 				c := r.Stats
 				fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", real, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
+			} else if checked {
+				health := r.Health
+				if health == "" {
+					health = "-"
+				}
+				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %-9d %s\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns, health)
 			} else {
 				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %d\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns)
 			}
@@ -54,6 +70,25 @@ func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// flags is the Flags column of a service line, as ipvsadm prints it:
+// " persistent 300", with " mask 255.255.255.0" (IPv4) or " mask 64"
+// (IPv6) when clients are grouped.
+func flags(s datapath.Service) string {
+	if s.Persistent == 0 {
+		return ""
+	}
+	out := fmt.Sprintf(" persistent %d", s.Persistent)
+	if p := s.PersistPrefix; p != 0 && int(p) < s.Key.VIP.BitLen() {
+		if s.Key.VIP.Is4() {
+			m := ^uint32(0) << (32 - p)
+			out += " mask " + netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
+		} else {
+			out += fmt.Sprintf(" mask %d", p)
+		}
+	}
+	return out
 }
 
 // WriteRate prints ipvsadm --rate: connections, packets and bytes per

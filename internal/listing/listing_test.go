@@ -50,3 +50,35 @@ TCP  10.100.0.10:80                     12       72       48     4608     7296
 		})
 	}
 }
+
+// TestWriteHealthAndPersistence: a checked service adds the Health
+// column; persistence shows in the Flags column as ipvsadm shows it.
+func TestWriteHealthAndPersistence(t *testing.T) {
+	real := func(addr string, health string) datapath.RealStatus {
+		return datapath.RealStatus{Real: datapath.Real{Addr: netip.MustParseAddr(addr), Port: 80, Weight: 1}, Health: health, Down: health == "down", ActiveConns: 2}
+	}
+	svcs := []datapath.ServiceStatus{{
+		Service: datapath.Service{Key: datapath.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: datapath.TCP},
+			Scheduler: datapath.WeightedLeastConn, Persistent: 300, PersistPrefix: 24},
+		Reals: []datapath.RealStatus{real("10.100.2.1", "up"), real("10.100.2.2", "down")},
+	}, {
+		Service: datapath.Service{Key: datapath.ServiceKey{VIP: netip.MustParseAddr("fd00::10"), Port: 53, Proto: datapath.UDP},
+			Scheduler: datapath.RoundRobin, Persistent: 60, PersistPrefix: 64},
+		Reals: []datapath.RealStatus{real("fd00::2:1", "")},
+	}}
+	want := `Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn Health
+TCP  10.100.0.10:80 wlc persistent 300 mask 255.255.255.0
+  -> 10.100.2.1:80                FullNat 1      2          0         up
+  -> 10.100.2.2:80                FullNat 1      2          0         down
+UDP  [fd00::10]:53 rr persistent 60 mask 64
+  -> [fd00::2:1]:80               FullNat 1      2          0         -
+`
+	var b strings.Builder
+	if err := Write(&b, svcs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
