@@ -35,30 +35,8 @@ func TestHealthCheckFailover(t *testing.T) {
 	topo := testTopology(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(30+trials*10)*time.Second)
 	defer cancel()
-	if err := topo.Up(); err != nil {
-		t.Fatal(err)
-	}
-	srvs, err := topo.StartServers(XLBServe(xlbBinary), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srvs.Stop() })
 	cfg := strings.Replace(topo.Config("rr"), "    scheduler: rr\n", "    scheduler: rr\n"+failoverCheck, 1)
-	if err := topo.WriteConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	d, err := topo.StartDaemon(ctx, xlbBinary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Stop(); err != nil {
-			t.Errorf("stop daemon: %v", err)
-		}
-	})
-	if err := waitServers(ctx, topo); err != nil {
-		t.Fatal(err)
-	}
+	srvs, d := startLabWith(t, ctx, topo, cfg)
 	victim := netip.AddrPortFrom(topo.RealAddr(2), ServicePort)
 	health := func() string {
 		svcs, err := d.Client().Services(ctx)

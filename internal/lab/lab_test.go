@@ -51,6 +51,14 @@ func testTopology(t *testing.T, reals int) Topology {
 func startLab(t *testing.T, ctx context.Context, reals int, scheduler string) (Topology, *Daemon) {
 	t.Helper()
 	topo := testTopology(t, reals)
+	_, d := startLabWith(t, ctx, topo, topo.Config(scheduler))
+	return topo, d
+}
+
+// startLabWith brings topo up with its servers and the daemon running
+// config, and returns the servers (a test may stop one) and the daemon.
+func startLabWith(t *testing.T, ctx context.Context, topo Topology, config string) (Servers, *Daemon) {
+	t.Helper()
 	if err := topo.Up(); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +66,8 @@ func startLab(t *testing.T, ctx context.Context, reals int, scheduler string) (T
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srvs.Stop)
-	if err := topo.WriteConfig(topo.Config(scheduler)); err != nil {
+	t.Cleanup(func() { srvs.Stop() })
+	if err := topo.WriteConfig(config); err != nil {
 		t.Fatal(err)
 	}
 	d, err := topo.StartDaemon(ctx, xlbBinary)
@@ -74,7 +82,7 @@ func startLab(t *testing.T, ctx context.Context, reals int, scheduler string) (T
 	if err := waitServers(ctx, topo); err != nil {
 		t.Fatal(err)
 	}
-	return topo, d
+	return srvs, d
 }
 
 // TestDemoBalancesRealTraffic runs the demo: the daemon in the lab's
