@@ -113,4 +113,3 @@ func TestHealthCheckFailover(t *testing.T) {
 		t.Errorf("the daemon did not log the transitions:\n%s", d.Log())
 	}
 }
-
