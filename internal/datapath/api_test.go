@@ -25,7 +25,8 @@ func TestServiceValidation(t *testing.T) {
 		{"no vip", Service{Key: ServiceKey{Port: 80, Proto: TCP}, LocalIPs: good.LocalIPs}},
 		{"bad protocol", Service{Key: ServiceKey{VIP: v4, Port: 80, Proto: 1}, LocalIPs: good.LocalIPs}},
 		{"unknown scheduler", Service{Key: key, Scheduler: 9, LocalIPs: good.LocalIPs}},
-		{"no local IP", Service{Key: key}},
+		{"persistence prefix beyond the address", Service{Key: key, LocalIPs: []netip.Addr{laddr4}, Persistent: 60, PersistPrefix: 33}},
+		{"unknown scheduler", Service{Key: key, LocalIPs: []netip.Addr{laddr4}, Scheduler: 9}},
 		{"local IP of the other family", Service{Key: key, LocalIPs: []netip.Addr{laddr6}}},
 		{"local IP twice", Service{Key: key, LocalIPs: []netip.Addr{laddr4, laddr4}}},
 	} {

@@ -199,8 +199,14 @@ func TestLocalIPsTakenInTurn(t *testing.T) {
 	if got := dstOf(t, e.expect(reply.frame(t), XDPRedirect, nil)); got != held.src {
 		t.Errorf("reply of the held connection went to %s, want %s", got, held.src)
 	}
-	if err := e.dp.RemoveLocalIP(key, second); err == nil {
-		t.Error("removed the last local IP of a FullNAT service")
+	// without a local IP (as DPVS before --add-laddr), new connections
+	// are dropped and counted as no_laddr
+	if err := e.dp.RemoveLocalIP(key, second); err != nil {
+		t.Fatalf("remove the last local IP: %v", err)
+	}
+	e.expect(e.clientPkt(f, TCP, 45000, 80, "S").frame(t), XDPDrop, nil)
+	if drops, err := e.dp.Drops(); err != nil || drops[DropNoLocalIP] != 1 {
+		t.Errorf("no_laddr drops %d (%v), want 1", drops[DropNoLocalIP], err)
 	}
 }
 
