@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,10 @@ type exitStatus int
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 func main() {
+	// invoked through a symlink named ipvsadm: an ipvsadm command line
+	if filepath.Base(os.Args[0]) == "ipvsadm" {
+		os.Exit(ipvsadmMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
@@ -58,6 +63,6 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
 		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
-		newListCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g))
+		newListCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g))
 	return root
 }

@@ -99,22 +99,11 @@ func realIndex(r *http.Request, svc config.Service) (int, error) {
 	return 0, notFound("no real %s in the service", netip.AddrPortFrom(addr, uint16(port)))
 }
 
-// sameAddr says whether two address strings name the same IP (so
-// "2001:db8::1" and "2001:DB8:0::1" are one real).
-func sameAddr(a, b string) bool {
-	x, errx := netip.ParseAddr(a)
-	y, erry := netip.ParseAddr(b)
-	if errx != nil || erry != nil {
-		return a == b
-	}
-	return x == y
-}
-
 func (s *server) addService(w http.ResponseWriter, r *http.Request) {
 	var svc config.Service
 	s.update(w, r, &svc, func(cfg *config.Config) error {
 		for _, o := range cfg.Services {
-			if sameAddr(o.VIP, svc.VIP) && o.Port == svc.Port && o.Protocol == svc.Protocol {
+			if config.SameAddr(o.VIP, svc.VIP) && o.Port == svc.Port && o.Protocol == svc.Protocol {
 				return conflict("service %s %s:%d exists", svc.Protocol, svc.VIP, svc.Port)
 			}
 		}
@@ -148,7 +137,7 @@ func (s *server) addReal(w http.ResponseWriter, r *http.Request) {
 	var real config.Real
 	s.updateService(w, r, &real, func(cfg *config.Config, i int) error {
 		for _, o := range cfg.Services[i].Reals {
-			if sameAddr(o.Address, real.Address) && o.Port == real.Port {
+			if config.SameAddr(o.Address, real.Address) && o.Port == real.Port {
 				return conflict("real %s:%d exists", real.Address, real.Port)
 			}
 		}
@@ -183,7 +172,7 @@ func (s *server) delReal(w http.ResponseWriter, r *http.Request) {
 func (s *server) addLaddr(w http.ResponseWriter, r *http.Request) {
 	var l LocalIP
 	s.updateService(w, r, &l, func(cfg *config.Config, i int) error {
-		if slices.ContainsFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, l.Address) }) {
+		if slices.ContainsFunc(cfg.Services[i].LocalIPs, func(o string) bool { return config.SameAddr(o, l.Address) }) {
 			return conflict("local IP %s exists", l.Address)
 		}
 		cfg.Services[i].LocalIPs = append(cfg.Services[i].LocalIPs, l.Address)
@@ -193,7 +182,7 @@ func (s *server) addLaddr(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) delLaddr(w http.ResponseWriter, r *http.Request) {
 	s.updateService(w, r, nil, func(cfg *config.Config, i int) error {
-		j := slices.IndexFunc(cfg.Services[i].LocalIPs, func(o string) bool { return sameAddr(o, r.PathValue("addr")) })
+		j := slices.IndexFunc(cfg.Services[i].LocalIPs, func(o string) bool { return config.SameAddr(o, r.PathValue("addr")) })
 		if j < 0 {
 			return notFound("no local IP %q in the service", r.PathValue("addr"))
 		}

@@ -135,3 +135,15 @@ func (ch *checker) healthCheck(path string, h *HealthCheck) *HealthCheck {
 	}
 	return &c
 }
+
+// SameAddr says whether two address strings of a configuration name the
+// same IP ("2001:db8::1" and "2001:DB8:0::1" do); strings that are not
+// addresses are compared as they are.
+func SameAddr(a, b string) bool {
+	x, errx := netip.ParseAddr(a)
+	y, erry := netip.ParseAddr(b)
+	if errx != nil || erry != nil {
+		return a == b
+	}
+	return x == y
+}

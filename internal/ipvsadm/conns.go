@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package ipvsadm
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/datapath"
+)
+
+// ConnRow is one line of ipvsadm -L -c: a connection as IPVS lists it.
+type ConnRow struct {
+	Proto   string        // TCP or UDP
+	Expire  time.Duration // time left before the entry expires if idle
+	State   string
+	Source  netip.AddrPort // the client
+	Virtual netip.AddrPort // the VIP and port it connected to
+	Dest    netip.AddrPort // the real it was sent to
+}
+
+// StateTimeouts are the idle timeouts of the connection states under
+// cfg, by the state names of the API's connection entries.
+func StateTimeouts(cfg *config.Config) map[string]time.Duration {
+	d := datapath.DefaultSettings()
+	t := CurrentTimeouts(cfg)
+	return map[string]time.Duration{
+		datapath.StateSynSent.String():     d.TCPSynTimeout,
+		datapath.StateEstablished.String(): time.Duration(t.TCP) * time.Second,
+		datapath.StateFin.String():         time.Duration(t.TCPFin) * time.Second,
+		datapath.StateClose.String():       d.TCPRstTimeout,
+		datapath.StateUDP.String():         time.Duration(t.UDP) * time.Second,
+	}
+}
+
+// connKey pairs a connection's two entries: the client and the local
+// address and port FullNAT gave it.
+type connKey struct {
+	proto         string
+	client, local netip.AddrPort
+}
+
+// ConnRows turns the daemon's connection entries into ipvsadm's rows. A
+// FullNAT connection has two entries: the forward one (client -> VIP,
+// its peer the local address) and the reverse one (real -> local
+// address, its peer the client); a row is the forward entry with its
+// real taken from the reverse entry, and expires timeout(state) after
+// the later of the two entries' last packet. A forward entry without
+// its reverse entry (the table is read while it changes) has the
+// unspecified address as its destination.
+func ConnRows(conns []api.Conn, timeouts map[string]time.Duration) []ConnRow {
+	parse := func(s string) netip.AddrPort { ap, _ := netip.ParseAddrPort(s); return ap }
+	reverse := map[connKey]api.Conn{}
+	for _, c := range conns {
+		if c.Reverse {
+			reverse[connKey{strings.ToLower(c.Protocol), parse(c.Peer), parse(c.To)}] = c
+		}
+	}
+	var rows []ConnRow
+	for _, c := range conns {
+		if c.Reverse {
+			continue
+		}
+		row := ConnRow{Proto: strings.ToUpper(c.Protocol), State: c.State, Source: parse(c.From), Virtual: parse(c.To)}
+		idle := c.IdleSecs
+		if r, ok := reverse[connKey{strings.ToLower(c.Protocol), row.Source, parse(c.Peer)}]; ok {
+			row.Dest = parse(r.From)
+			idle = min(idle, r.IdleSecs)
+		} else {
+			row.Dest = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+			if row.Source.Addr().Is6() {
+				row.Dest = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+			}
+		}
+		left := timeouts[c.State] - time.Duration(idle*float64(time.Second))
+		row.Expire = max(left, 0)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// WriteConns writes ipvsadm -L -c's listing. With --persistent-conn the
+// title has ipvsadm's persistence-engine columns, which xlb's entries
+// never fill (ipvsadm prints such entries in the plain layout too).
+func WriteConns(w io.Writer, rows []ConnRow, o ListOptions) error {
+	var b strings.Builder
+	b.WriteString("IPVS connection entries\n")
+	if o.PersistentConn {
+		fmt.Fprintf(&b, "pro expire %-11s %-18s %-18s %-18s %-16s %s\n",
+			"state", "source", "virtual", "destination", "pe name", "pe_data")
+	} else {
+		fmt.Fprintf(&b, "pro expire %-11s %-18s %-18s %s\n", "state", "source", "virtual", "destination")
+	}
+	for _, r := range rows {
+		secs := int(r.Expire / time.Second)
+		expire := fmt.Sprintf("%02d:%02d", secs/60, secs%60)
+		fmt.Fprintf(&b, "%-3s %-6s %-11s %-18s %-18s %s\n", r.Proto, expire, r.State, r.Source, r.Virtual, r.Dest)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
