@@ -63,25 +63,7 @@ func TestHealthCheckFailover(t *testing.T) {
 		}
 		return time.Since(start)
 	}
-	// requests returns the reals that answered n new connections
-	requests := func(n int) map[string]int {
-		seen := map[string]int{}
-		vip := netip.AddrPortFrom(topo.VIP(), ServicePort).String()
-		err := InNamespace(topo.Client(), func() error {
-			for i := 0; i < n; i++ {
-				body, err := httpGet(ctx, vip)
-				if err != nil {
-					return fmt.Errorf("request %d: %w", i, err)
-				}
-				seen[parseAnswer("tcp", body).Real]++
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return seen
-	}
+	requests := func(n int) map[string]int { return answeredBy(t, ctx, topo, n) }
 	waitHealth("up", 5*time.Second)
 
 	var failovers []time.Duration
@@ -112,4 +94,26 @@ func TestHealthCheckFailover(t *testing.T) {
 	if !strings.Contains(d.Log(), "real down") || !strings.Contains(d.Log(), "real up") {
 		t.Errorf("the daemon did not log the transitions:\n%s", d.Log())
 	}
+}
+
+// answeredBy opens n new HTTP connections from the client to the VIP and
+// returns how many each real answered.
+func answeredBy(t *testing.T, ctx context.Context, topo Topology, n int) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	vip := netip.AddrPortFrom(topo.VIP(), ServicePort).String()
+	err := InNamespace(topo.Client(), func() error {
+		for i := 0; i < n; i++ {
+			body, err := httpGet(ctx, vip)
+			if err != nil {
+				return fmt.Errorf("request %d: %w", i, err)
+			}
+			seen[parseAnswer("tcp", body).Real]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen
 }
