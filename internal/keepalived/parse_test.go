@@ -63,14 +63,8 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes, err := Parse(filepath.Join(t.TempDir(), "t.conf"), []byte(tc.have))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if !checkErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := dump(nodes, ""); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
@@ -131,14 +125,8 @@ func TestInclude(t *testing.T) {
 			dir := t.TempDir()
 			writeFiles(t, dir, tc.have)
 			nodes, err := ParseFile(filepath.Join(dir, "main.conf"))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if !checkErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := dump(nodes, ""); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
@@ -203,4 +191,20 @@ func TestExpandBraces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkErr checks err against wantErr (a part of the message, or "" for
+// success) and tells whether the caller should go on to the result.
+func checkErr(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
 }

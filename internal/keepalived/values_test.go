@@ -29,14 +29,8 @@ func TestParseRange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addrs, err := parseRange(tc.have)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if !checkErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := strings.Trim(fmt.Sprint(addrs), "[]"); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
