@@ -153,7 +153,7 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 	for _, ss := range st {
 		svc := Service{VIP: ss.Key.VIP.String(), Port: ss.Key.Port, Protocol: ss.Key.Proto.String(),
 			Scheduler: ss.Scheduler.String(), Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{},
-			Persistent: int(ss.Persistent), Netmask: Netmask(ss.Key.VIP, ss.PersistPrefix)}
+			Persistent: int(ss.Persistent), Netmask: config.FormatNetmask(ss.Key.VIP, int(ss.PersistPrefix))}
 		svc.Name = names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)]
 		for _, l := range ss.LocalIPs {
 			svc.LocalIPs = append(svc.LocalIPs, l.String())

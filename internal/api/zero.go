@@ -6,7 +6,6 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
-	"strconv"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
@@ -60,18 +59,4 @@ func (c *Client) ZeroCounters(ctx context.Context, proto, vip string, port int) 
 		req = ZeroRequest{Protocol: proto, VIP: vip, Port: port}
 	}
 	return c.send(ctx, http.MethodPost, "/v1/stats/zero", req, nil)
-}
-
-// Netmask writes a persistence prefix as ipvsadm shows it: a dotted mask
-// for IPv4, the prefix length for IPv6; "" when the prefix is the whole
-// address (0 means that too).
-func Netmask(vip netip.Addr, prefix uint8) string {
-	if prefix == 0 || int(prefix) >= vip.BitLen() {
-		return ""
-	}
-	if vip.Is4() {
-		m := ^uint32(0) << (32 - prefix)
-		return netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
-	}
-	return strconv.Itoa(int(prefix))
 }

@@ -70,6 +70,20 @@ func ParseNetmask(s string, v4 bool) (int, error) {
 	return n, nil
 }
 
+// FormatNetmask writes a persistence prefix as ipvsadm shows it: a
+// dotted mask for IPv4, the prefix length for IPv6; "" when the prefix
+// is the whole address (0 means that too).
+func FormatNetmask(vip netip.Addr, bits int) string {
+	if bits <= 0 || bits >= vip.BitLen() {
+		return ""
+	}
+	if vip.Is4() {
+		m := ^uint32(0) << (32 - bits)
+		return netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
+	}
+	return strconv.Itoa(bits)
+}
+
 // maxCheckInterval bounds health check intervals and timeouts.
 const maxCheckInterval = time.Hour
 

@@ -140,22 +140,15 @@ func maskText(s api.Service) string {
 	if s.Netmask == "" {
 		return ""
 	}
-	v6 := strings.Contains(s.VIP, ":")
-	bits, ok := maskBits(s.Netmask)
-	if !ok {
-		n, err := strconv.Atoi(strings.TrimPrefix(s.Netmask, "/"))
-		if err != nil {
-			return s.Netmask // not ours to judge: show it as the daemon has it
-		}
-		bits = n
+	vip, err := netip.ParseAddr(s.VIP)
+	if err != nil {
+		return s.Netmask // not ours to judge: show it as the daemon has it
 	}
-	switch {
-	case v6 && bits >= 128, !v6 && bits >= 32:
-		return ""
-	case v6:
-		return strconv.Itoa(bits)
+	bits, err := config.ParseNetmask(s.Netmask, vip.Is4())
+	if err != nil {
+		return s.Netmask
 	}
-	return maskString(bits)
+	return config.FormatNetmask(vip, bits)
 }
 
 // sortedServices returns the services in ipvsadm's order (family,

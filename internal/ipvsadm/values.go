@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/xlb-dev/xlb/internal/config"
 )
 
 // The parsers of option values: numbers, schedulers, addresses and
@@ -121,37 +123,9 @@ func parseNetmask(s string, v6 bool) (string, error) {
 		}
 		return strconv.Itoa(n), nil
 	}
-	bits, ok := maskBits(s)
-	if !ok {
+	bits, err := config.ParseNetmask(s, true)
+	if err != nil || !strings.Contains(s, ".") {
 		return "", errors.New("illegal virtual server persistent mask: want a netmask like 255.255.255.0")
 	}
-	if bits == 32 {
-		return "", nil
-	}
-	return maskString(bits), nil
-}
-
-// maskBits reads a dotted IPv4 netmask and returns its prefix length.
-func maskBits(s string) (int, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil || !a.Is4() {
-		return 0, false
-	}
-	b := a.As4()
-	n := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-	bits := 0
-	for n&(1<<31) != 0 {
-		bits++
-		n <<= 1
-	}
-	return bits, n == 0
-}
-
-// maskString writes an IPv4 prefix length as a dotted netmask.
-func maskString(bits int) string {
-	n := ^uint32(0) << (32 - bits)
-	if bits == 0 {
-		n = 0
-	}
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}).String()
+	return config.FormatNetmask(netip.IPv4Unspecified(), bits), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
@@ -80,13 +81,8 @@ func flags(s datapath.Service) string {
 		return ""
 	}
 	out := fmt.Sprintf(" persistent %d", s.Persistent)
-	if p := s.PersistPrefix; p != 0 && int(p) < s.Key.VIP.BitLen() {
-		if s.Key.VIP.Is4() {
-			m := ^uint32(0) << (32 - p)
-			out += " mask " + netip.AddrFrom4([4]byte{byte(m >> 24), byte(m >> 16), byte(m >> 8), byte(m)}).String()
-		} else {
-			out += fmt.Sprintf(" mask %d", p)
-		}
+	if m := config.FormatNetmask(s.Key.VIP, int(s.PersistPrefix)); m != "" {
+		out += " mask " + m
 	}
 	return out
 }
