@@ -108,6 +108,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 {
 	__u32 now = pkt->now;
 	const struct xlb_tuple *t = &pkt->tuple;
+	struct persist_key pkey = {};
 	struct ct6_entry rev;
 	struct sched_cursor *cursor;
 	__u32 real_id, laddr_id, slot;
@@ -120,7 +121,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 
 	if (t->proto == IPPROTO_TCP && (pkt->tcp_flags & XLB_TCP_RST))
 		return XDP_PASS; /* nothing to reset */
-	picked = persist_pick(svc, t, now);
+	picked = persist_pick(svc, t, now, &pkey);
 	if (picked < 0)
 		picked = sched_pick(svc, t);
 	if (picked < 0)
@@ -149,13 +150,15 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 			    t->proto, &rev, now, &key);
 	if (!lport)
 		return count_drop(DROP_NO_LPORT);
-	ct_entry_set(fwd, family, &laddr->addr, lport, state, 0, svc->id,
-		     real_id, now);
+	ct_entry_set(fwd, family, &laddr->addr, lport, state,
+		     svc->persist_timeout ? CT_F_PERSIST : 0, svc->id, real_id,
+		     now);
 	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
 		   t->proto);
 	if (ct_store(&key, family, fwd, BPF_ANY))
 		return count_drop(DROP_CT_FULL);
-	persist_remember(svc, t, real_id, now);
+	if (svc->persist_timeout)
+		persist_remember(svc, &pkey, real_id, now);
 	return XLB_CONTINUE;
 }
 

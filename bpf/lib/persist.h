@@ -48,44 +48,42 @@ static __always_inline bool persist_usable(const struct service *svc,
 
 /* persist_pick returns the real remembered for the packet's client prefix,
  * or a negative value when there is none (or the service is not
- * persistent, or the entry expired, or the real is no longer usable). */
+ * persistent, or the entry expired, or the real is no longer usable).
+ * For a persistent service it leaves the prefix's key in key, for
+ * persist_remember. */
 static __always_inline long persist_pick(const struct service *svc,
-					 const struct xlb_tuple *t, __u32 now)
+					 const struct xlb_tuple *t, __u32 now,
+					 struct persist_key *key)
 {
-	struct persist_key key = {};
 	struct persist_entry *e;
 
 	if (!svc->persist_timeout)
 		return -1;
-	persist_key_set(&key, svc, &t->src);
-	e = bpf_map_lookup_elem(&persist, &key);
+	persist_key_set(key, svc, &t->src);
+	e = bpf_map_lookup_elem(&persist, key);
 	if (!e || (__s32)(e->expires - now) <= 0 ||
 	    !persist_usable(svc, e->real_id))
 		return -1;
 	return e->real_id;
 }
 
-/* persist_remember records that the packet's client prefix goes to
- * real_id for the next persist_timeout seconds. */
+/* persist_remember records that the client prefix of key goes to
+ * real_id for the next persist_timeout seconds of a persistent svc. */
 static __always_inline void persist_remember(const struct service *svc,
-					     const struct xlb_tuple *t,
+					     const struct persist_key *key,
 					     __u32 real_id, __u32 now)
 {
-	struct persist_key key = {};
 	struct persist_entry e = {
 		.real_id = real_id,
 		.expires = now + svc->persist_timeout,
 	};
 
-	if (!svc->persist_timeout)
-		return;
-	persist_key_set(&key, svc, &t->src);
-	bpf_map_update_elem(&persist, &key, &e, BPF_ANY);
+	bpf_map_update_elem(&persist, key, &e, BPF_ANY);
 }
 
 /* persist_refresh extends the prefix's entry while a connection of it
- * lasts: called once per hold period by the established path, which
- * knows the service only by id. */
+ * lasts: called once per hold period by the established path for flows
+ * marked CT_F_PERSIST, which know their service only by id. */
 static __always_inline void persist_refresh(__u32 svc_id,
 					    const struct xlb_tuple *t,
 					    __u32 real_id, __u32 now)
@@ -107,7 +105,7 @@ static __always_inline void persist_refresh(__u32 svc_id,
 		return; /* the prefix has moved on (its real was drained) */
 	if (!e && !persist_usable(svc, real_id))
 		return;
-	persist_remember(svc, t, real_id, now);
+	persist_remember(svc, &key, real_id, now);
 }
 
 #endif /* XLB_PERSIST_H */

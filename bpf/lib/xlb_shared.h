@@ -115,6 +115,7 @@ enum ct_state {
 
 /* ct_entry.flags */
 #define CT_F_REVERSE 0x1 /* entry of the real -> local IP direction */
+#define CT_F_PERSIST 0x2 /* forward entry of a persistent service's flow */
 
 /* Connection-table keys, one map per family so IPv4 entries stay small
  * (10M connections must fit 2 GiB). Forward: {client, vip, cport, vport};

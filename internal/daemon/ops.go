@@ -115,7 +115,9 @@ func (d *Daemon) rebalance(prevConns map[datapath.ServiceKey]uint64) error {
 	if err != nil {
 		return err
 	}
+	seen := map[datapath.ServiceKey]bool{}
 	for _, s := range status {
+		seen[s.Key] = true
 		if s.Scheduler != datapath.LeastConn && s.Scheduler != datapath.WeightedLeastConn {
 			continue
 		}
@@ -140,6 +142,11 @@ func (d *Daemon) rebalance(prevConns map[datapath.ServiceKey]uint64) error {
 		}
 		if err := d.dp.SetLeastConnWeights(s.Key, m); err != nil && !errors.Is(err, datapath.ErrNotFound) {
 			return err
+		}
+	}
+	for k := range prevConns { // services removed since
+		if !seen[k] {
+			delete(prevConns, k)
 		}
 	}
 	return nil

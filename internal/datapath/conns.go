@@ -136,22 +136,12 @@ func walkBatches[K, V any](m *ebpf.Map, keys []K, vals []V, fn func(i int) bool)
 // DPVS's `ipvsadm -C` drops connections with the services). Connections
 // in flight are scheduled anew on their next packet.
 func (d *Datapath) FlushConns() error {
-	for _, m := range []*ebpf.Map{d.objs.Ct4, d.objs.Ct6} {
-		keys := make([][]byte, 0, connBatch)
-		var k []byte
-		iter := m.Iterate()
-		var v []byte
-		for iter.Next(&k, &v) {
-			keys = append(keys, append([]byte(nil), k...))
-		}
-		if err := iter.Err(); err != nil {
-			return fmt.Errorf("flush %s: %w", m, err)
-		}
-		for _, k := range keys {
-			if err := m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-				return fmt.Errorf("flush %s: %w", m, err)
-			}
-		}
+	all := func(xlbCtEntry) (bool, bool) { return true, false }
+	if _, err := deleteEntries[xlbCt4Key](d.objs.Ct4, all); err != nil {
+		return fmt.Errorf("flush connections: %w", err)
+	}
+	if _, err := deleteEntries[xlbCt6Key](d.objs.Ct6, func(xlbCt6Entry) (bool, bool) { return true, false }); err != nil {
+		return fmt.Errorf("flush connections: %w", err)
 	}
 	return nil
 }

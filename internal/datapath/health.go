@@ -96,27 +96,6 @@ func (d *Datapath) SetLeastConnWeights(k ServiceKey, weights map[netip.AddrPort]
 	return nil
 }
 
-// ConnCounts returns the live connections of each real of each service:
-// active (established TCP) and inactive (the rest, UDP included), as
-// ipvsadm counts them. It walks the connection table.
-func (d *Datapath) ConnCounts() (map[ServiceKey]map[netip.AddrPort][2]int, error) {
-	active, inactive, err := d.connCounts()
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := make(map[ServiceKey]map[netip.AddrPort][2]int, len(d.reg.services))
-	for k, st := range d.reg.services {
-		m := make(map[netip.AddrPort][2]int, len(st.reals))
-		for _, r := range st.reals {
-			m[r.real.AddrPort()] = [2]int{active[uint16(r.id)], inactive[uint16(r.id)]}
-		}
-		out[k] = m
-	}
-	return out, nil
-}
-
 // FlushRealConns removes the connections of one real of a service, both
 // entries of each, and returns how many connections it removed. Their
 // next packets find no connection: a TCP client's is answered by the
