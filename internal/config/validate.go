@@ -116,6 +116,17 @@ func badIfName(name string) string {
 	return ""
 }
 
+// TimeoutSettings returns the data path's default settings with the
+// timeouts c sets; a value out of range is left at its default (Validate
+// reports it). Nil c gives the defaults.
+func (c *Config) TimeoutSettings() datapath.Settings {
+	s := datapath.DefaultSettings()
+	if c != nil {
+		(&checker{}).timeouts(c.Timeouts, &s)
+	}
+	return s
+}
+
 func (ch *checker) timeouts(t *Timeouts, s *datapath.Settings) {
 	if t == nil {
 		return

@@ -27,14 +27,13 @@ type ConnRow struct {
 // StateTimeouts are the idle timeouts of the connection states under
 // cfg, by the state names of the API's connection entries.
 func StateTimeouts(cfg *config.Config) map[string]time.Duration {
-	d := datapath.DefaultSettings()
-	t := CurrentTimeouts(cfg)
+	s := cfg.TimeoutSettings()
 	return map[string]time.Duration{
-		datapath.StateSynSent.String():     d.TCPSynTimeout,
-		datapath.StateEstablished.String(): time.Duration(t.TCP) * time.Second,
-		datapath.StateFin.String():         time.Duration(t.TCPFin) * time.Second,
-		datapath.StateClose.String():       d.TCPRstTimeout,
-		datapath.StateUDP.String():         time.Duration(t.UDP) * time.Second,
+		datapath.StateSynSent.String():     s.TCPSynTimeout,
+		datapath.StateEstablished.String(): s.TCPTimeout,
+		datapath.StateFin.String():         s.TCPFinTimeout,
+		datapath.StateClose.String():       s.TCPRstTimeout,
+		datapath.StateUDP.String():         s.UDPTimeout,
 	}
 }
 

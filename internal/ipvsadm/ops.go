@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
 // Request is one change of xlb's API: a method, a path and a JSON body
@@ -232,14 +232,6 @@ func RestoreTo(cfg *config.Config, lines []RestoreLine) error {
 // CurrentTimeouts are the timeouts in force under cfg: its own, or the
 // data path's defaults (IPVS's 900 120 300).
 func CurrentTimeouts(cfg *config.Config) Timeouts {
-	d := datapath.DefaultSettings()
-	t := Timeouts{TCP: int(d.TCPTimeout.Seconds()), TCPFin: int(d.TCPFinTimeout.Seconds()), UDP: int(d.UDPTimeout.Seconds())}
-	if cfg != nil && cfg.Timeouts != nil {
-		for _, f := range []struct{ v, dst *int }{{&cfg.Timeouts.TCP, &t.TCP}, {&cfg.Timeouts.TCPFin, &t.TCPFin}, {&cfg.Timeouts.UDP, &t.UDP}} {
-			if *f.v != 0 {
-				*f.dst = *f.v
-			}
-		}
-	}
-	return t
+	s := cfg.TimeoutSettings()
+	return Timeouts{TCP: int(s.TCPTimeout / time.Second), TCPFin: int(s.TCPFinTimeout / time.Second), UDP: int(s.UDPTimeout / time.Second)}
 }
