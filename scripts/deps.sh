@@ -3,7 +3,10 @@
 # need. Idempotent: packages already present are left alone.
 set -eu
 
-PACKAGES="clang llvm libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates"
+# The bench lab's real clients and servers (xlb bench latency, redis, http,
+# throughput) come after the build tools.
+PACKAGES="clang llvm libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates
+	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (installs Debian packages)" >&2
@@ -17,7 +20,15 @@ done
 if [ -n "$missing" ]; then
 	echo "deps.sh: installing$missing"
 	apt-get update -qq
+	# nginx, redis-server and haproxy are run by the bench lab inside its
+	# namespaces: their packages must not start host services.
+	policy=/usr/sbin/policy-rc.d
+	own_policy=""
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
+	fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	[ -z "$own_policy" ] || rm -f "$policy"
 fi
 
 # Go >= 1.26 (golang.org/x/sys needs it). Debian 12 ships 1.19: when no recent

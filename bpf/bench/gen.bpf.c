@@ -15,10 +15,11 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "pace.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define GEN_HDR_MAX	    96	/* template bytes restored per run */
-#define GEN_STOP_CHECK_RUNS 256 /* runs between two looks at the clock */
 
 /* gen_config.vary: which fields change from flow to flow */
 enum gen_vary {
@@ -49,21 +50,10 @@ struct gen_counters {
 
 volatile struct gen_cfg gen_config;
 
-/* per-CPU sender state. Go writes it before a run: the pacing, the stop
- * time, the frame budget. BPF_PROG_RUN has a fixed cost of tens of ms per
- * call in live-frames mode, so Go makes few calls of many runs and the
- * program paces itself: a run whose frame is not due yet (or that comes
- * after the stop) returns XDP_DROP, which sends nothing. */
+/* per-CPU sender state: the pacing (pace.h) and the next flow */
 struct gen_state {
-	__u32 flow;	   /* the next flow */
-	__u32 stopped;	   /* 1: the stop time or the budget is reached */
-	__u64 start_ns;	   /* the monotonic clock at the start */
-	__u64 stop_ns;	   /* stop sending at this time */
-	__u64 interval_ps; /* picoseconds between frames; 0: unpaced */
-	__u64 due_ps;	   /* when the next frame is due, since start */
-	__u64 now_ps;	   /* the clock when last read, since start */
-	__u64 budget;	   /* frames to send at most (0: no limit) */
-	__u32 runs;	   /* runs since the last stop check */
+	struct pace pace;
+	__u32 flow; /* the next flow */
 	__u32 pad;
 	struct gen_counters sent;
 };
@@ -122,41 +112,6 @@ static __always_inline void vary_mac(__u8 *mac, __u32 flow)
 	mac[5] = low;
 }
 
-/* due says whether this run sends a frame: not after the stop time or
- * the budget, and when paced, not before the frame's time. */
-static __always_inline int due(struct gen_state *st)
-{
-	__u64 now;
-
-	if (st->stopped)
-		return 0;
-	if (st->budget && st->sent.packets >= st->budget)
-		goto stop;
-	if (++st->runs >= GEN_STOP_CHECK_RUNS) {
-		st->runs = 0;
-		now = bpf_ktime_get_ns();
-		if (now >= st->stop_ns)
-			goto stop;
-		st->now_ps = (now - st->start_ns) * 1000;
-	}
-	if (!st->interval_ps)
-		return 1;
-	if (st->due_ps > st->now_ps) {
-		/* ahead of time (or so it seemed): look at the clock */
-		now = bpf_ktime_get_ns();
-		if (now >= st->stop_ns)
-			goto stop;
-		st->now_ps = (now - st->start_ns) * 1000;
-		if (st->due_ps > st->now_ps)
-			return 0;
-	}
-	st->due_ps += st->interval_ps;
-	return 1;
-stop:
-	st->stopped = 1;
-	return 0;
-}
-
 SEC("xdp")
 int xdp_gen(struct xdp_md *ctx)
 {
@@ -170,7 +125,7 @@ int xdp_gen(struct xdp_md *ctx)
 
 	if (!st)
 		return XDP_ABORTED;
-	if (!due(st))
+	if (!pace_due(&st->pace))
 		return XDP_DROP;
 	for (int off = 0; off < GEN_HDR_MAX; off += 8) {
 		if (off >= gen_config.hdr_len || data + off + 8 > data_end)

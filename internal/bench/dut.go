@@ -63,8 +63,10 @@ func NewDUT(name string) (DUT, error) {
 		return nftDUT{}, nil
 	case "sink":
 		return sinkDUT{}, nil
+	case "direct":
+		return directDUT{}, nil
 	}
-	return nil, fmt.Errorf("DUT %q: want one of %s, or sink", name, strings.Join(DUTNames, ", "))
+	return nil, fmt.Errorf("DUT %q: want one of %s, sink, direct or haproxy", name, strings.Join(DUTNames, ", "))
 }
 
 // realTarget is the forwarders' target: the first real, or the block

@@ -21,6 +21,7 @@ type Env struct {
 	Sink *Sink
 
 	clientMAC, lbMAC net.HardwareAddr
+	tcp              bool // UseTCP has run
 }
 
 // NewEnv builds the lab, loads the generator, attaches a sink to every

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/xdpsend"
 )
 
 // TestGeneratorFrames runs the generator through BPF_PROG_RUN (not live)
@@ -59,9 +61,9 @@ func TestGeneratorFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			// every CPU runs, unpaced, without a stop
-			states := make([]genGenState, mustCPUs())
+			states := make([]genGenState, xdpsend.PossibleCPUs())
 			for i := range states {
-				states[i].StopNs = math.MaxUint64
+				states[i].Pace.StopNs = math.MaxUint64
 			}
 			if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
 				t.Fatal(err)

@@ -27,18 +27,22 @@ type genGenCfg struct {
 }
 
 type genGenState struct {
-	_          structs.HostLayout
-	Flow       uint32
-	Stopped    uint32
-	StartNs    uint64
-	StopNs     uint64
-	IntervalPs uint64
-	DuePs      uint64
-	NowPs      uint64
-	Budget     uint64
-	Runs       uint32
-	Pad        uint32
-	Sent       struct {
+	_    structs.HostLayout
+	Pace struct {
+		_          structs.HostLayout
+		Stopped    uint32
+		Runs       uint32
+		StartNs    uint64
+		StopNs     uint64
+		IntervalPs uint64
+		DuePs      uint64
+		NowPs      uint64
+		Budget     uint64
+		Count      uint64
+	}
+	Flow uint32
+	Pad  uint32
+	Sent struct {
 		_       structs.HostLayout
 		Packets uint64
 		Bytes   uint64

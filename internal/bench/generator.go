@@ -6,17 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"net"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
-
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/xdpsend"
 )
 
 // Vary is the set of fields that change from flow to flow.
@@ -128,19 +121,6 @@ type SendOptions struct {
 	CPUs      []int         // one sender per CPU (default CPU 0)
 }
 
-// xdpMd is struct xdp_md, the context live frames run with.
-type xdpMd struct {
-	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
-}
-
-func monotonicNow() (uint64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0, fmt.Errorf("read the monotonic clock: %w", err)
-	}
-	return uint64(ts.Nano()), nil
-}
-
 // Send runs the senders for the duration (or until ctx ends) and
 // returns how long they took. Paced, each sender sends exactly its share
 // of Rate x Duration frames, evenly spaced by the program itself.
@@ -148,107 +128,26 @@ func (g *Generator) Send(ctx context.Context, o SendOptions) (time.Duration, err
 	if g.tmpl.data == nil {
 		return 0, errors.New("generator not configured")
 	}
-	if len(o.CPUs) == 0 {
-		o.CPUs = []int{0}
-	}
-	if o.Rate < 0 || o.Duration <= 0 {
-		return 0, fmt.Errorf("send: rate %v and duration %v: want rate >= 0 and a duration", o.Rate, o.Duration)
-	}
-	ncpu := mustCPUs()
-	states := make([]genGenState, ncpu)
-	for i := range states {
-		states[i].Stopped = 1
-	}
-	now, err := monotonicNow()
+	so := xdpsend.Options{Namespace: o.Namespace, Interface: o.Interface, Rate: o.Rate, Duration: o.Duration,
+		CPUs: o.CPUs, Frame: g.tmpl.data}
+	plan, err := xdpsend.Plan(so)
 	if err != nil {
 		return 0, err
 	}
-	perSender := o.Rate / float64(len(o.CPUs))
-	for _, cpu := range o.CPUs {
-		if cpu < 0 || cpu >= ncpu {
-			return 0, fmt.Errorf("send: CPU %d: this machine has CPUs 0 to %d", cpu, ncpu-1)
-		}
-		st := &states[cpu]
-		st.Stopped, st.StartNs, st.StopNs = 0, now, now+uint64(o.Duration)
-		if perSender > 0 {
-			// paced: the budget ends the run; the stop time is a
-			// safety net that leaves room to catch up after the
-			// pauses between calls
-			st.IntervalPs = uint64(1e12 / perSender)
-			st.Budget = uint64(math.Round(perSender * o.Duration.Seconds()))
-			st.StopNs += uint64(max(o.Duration/10, 50*time.Millisecond))
+	states := make([]genGenState, len(plan))
+	for i := range plan {
+		if err := plan[i].Into(&states[i].Pace); err != nil {
+			return 0, err
 		}
 	}
 	if err := g.objs.GenStates.Put(uint32(0), states); err != nil {
 		return 0, fmt.Errorf("set up senders: %w", err)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(o.CPUs))
-	start := time.Now()
-	for i, cpu := range o.CPUs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = lab.InNamespace(o.Namespace, func() error { return g.sender(ctx, o, cpu) })
-		}()
-	}
-	wg.Wait()
-	return time.Since(start), errors.Join(errs...)
-}
-
-// runsPerCall bounds one BPF_PROG_RUN call: long enough to hide the
-// call's fixed cost, short enough to end soon after the stop time.
-func runsPerCall(remaining time.Duration) uint32 {
-	return uint32(min(max(remaining.Seconds()*8e6, 1<<16), 1<<24))
-}
-
-// sender runs on a thread locked in the sending namespace, pinned to cpu
-// for the run (its affinity is restored before the thread is let go),
-// and calls the program until its state says stopped.
-func (g *Generator) sender(ctx context.Context, o SendOptions, cpu int) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, one unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		return fmt.Errorf("cpu affinity: %w", err)
-	}
-	one.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &one); err != nil {
-		return fmt.Errorf("pin sender to CPU %d: %w", cpu, err)
-	}
-	defer unix.SchedSetaffinity(0, &old)
-
-	ifc, err := net.InterfaceByName(o.Interface)
-	if err != nil {
-		return fmt.Errorf("sending interface: %w", err)
-	}
-	opts := &ebpf.RunOptions{
-		Data:      g.tmpl.data,
-		Context:   xdpMd{DataEnd: uint32(len(g.tmpl.data)), IngressIfindex: uint32(ifc.Index)},
-		Flags:     unix.BPF_F_TEST_XDP_LIVE_FRAMES,
-		BatchSize: 64,
-	}
-	end := time.Now().Add(o.Duration)
-	for ctx.Err() == nil {
-		opts.Repeat = runsPerCall(time.Until(end))
-		if _, err := g.objs.XdpGen.Run(opts); err != nil {
-			return fmt.Errorf("run generator on %s: %w", o.Interface, err)
-		}
+	return xdpsend.Run(ctx, g.objs.XdpGen, so, func(cpu int) (bool, error) {
 		per, err := g.states()
 		if err != nil {
-			return err
+			return false, err
 		}
-		if per[cpu].Stopped != 0 {
-			return nil
-		}
-	}
-	return ctx.Err()
-}
-
-func mustCPUs() int {
-	n, err := ebpf.PossibleCPU()
-	if err != nil {
-		return runtime.NumCPU()
-	}
-	return n
+		return per[cpu].Pace.Stopped != 0, nil
+	})
 }
