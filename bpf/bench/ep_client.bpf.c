@@ -14,7 +14,8 @@
  *   SYN-ACK        -> ACK with the request (request_size bytes)
  *   response       -> FIN, or with keepalive nothing (TICK sends the next
  *                     request) or, with keepalive_ns 0, the next request
- *                     at once (one request at a time: TCP_RR)
+ *                     at once (one request at a time: TCP_RR) until
+ *                     b2b_stop_ns, so that the ping-pong ends by itself
  *   FIN-ACK        -> the last ACK; the slot is free again
  *   RST            -> counted; the slot is free again
  * A slot is a client address and port: slot = address index * n_ports +
@@ -52,6 +53,7 @@ struct ep_client_cfg {
 	__u16 request_size;    /* request payload, bytes */
 	__u64 keepalive_ns;    /* between requests; 0: back to back */
 	__u64 rto_ns;	       /* retransmission timeout */
+	__u64 b2b_stop_ns;     /* back-to-back requests stop at this time */
 	__u8 keepalive;	       /* 1: keep connections open */
 	__u8 job;	       /* enum ep_job, for xdp_ep_send */
 	__u8 max_retries;      /* retransmissions before a timeout */
@@ -234,7 +236,8 @@ static __always_inline int answer(struct xdp_md *ctx, const struct ep_seg *s,
 		c->rcv_nxt += s->payload_len;
 		if (!ep_client_config.keepalive)
 			return send_fin(ctx, &r, c, now);
-		if (ep_client_config.keepalive_ns == 0) {
+		if (ep_client_config.keepalive_ns == 0 &&
+		    now < ep_client_config.b2b_stop_ns) {
 			st->requests++;
 			return send_request(ctx, &r, c, now);
 		}

@@ -132,3 +132,16 @@ int xdp_ep_server(struct xdp_md *ctx)
 	st->datagrams++;
 	return XDP_TX;
 }
+
+/*
+ * xdp_pass passes everything to the kernel. The lab attaches it to the
+ * balancer's interfaces when the DUT is the kernel itself (nftables):
+ * veth delivers frames that its peer sends with XDP_TX (the endpoints'
+ * answers) only when an XDP program runs on the receiving end. Real
+ * NICs need no such thing.
+ */
+SEC("xdp")
+int xdp_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}

@@ -19,7 +19,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define GEN_HDR_MAX	    96	/* template bytes restored per run */
+#define GEN_HDR_MAX 96 /* template bytes restored per run */
 
 /* gen_config.vary: which fields change from flow to flow */
 enum gen_vary {

@@ -36,7 +36,20 @@ Scenarios:
   rfc2544      NDR and PDR binary search per frame size
   multiflow    VSPERF multi-flow matrix: NDR per L2/L3/L4 src/dst/both x flows
   datapath     per-packet cost through BPF_PROG_RUN vs bare XDP_TX, per
-               connection-table size (--flows; default 1k..10M, 2.2 GB)`,
+               connection-table size (--flows; default 1k..10M, 2.2 GB)
+
+Connection scenarios (XDP TCP endpoints and real applications, DUTs xlb,
+nft, haproxy, direct):
+  cps          highest new-connection rate with no connection error, per
+               core count (--cores)
+  cc           hold --conns keepalive connections, a request each per
+               --keepalive; the DUT's memory for them
+  throughput   --payload-size (800) requests back to back on 1000
+               keepalive connections; iperf3 single stream, MTU 1500, 9000
+  latency      one request at a time on one connection (XDP TCP_RR);
+               kernel TCP_RR, TCP_CRR and sockperf ping-pong
+  redis        redis-benchmark, default and -d 1400 -P 50
+  http         wrk against nginx`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(bench.Scenarios, ", "))}
@@ -83,8 +96,8 @@ Scenarios:
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.DUTs, "dut", bench.DUTNames, "devices under test, in order: "+strings.Join(bench.DUTNames, ", "))
-	f.DurationVar(&o.Duration, "duration", 10*time.Second, "length of one trial")
+	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, http with haproxy)")
+	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
 	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
@@ -95,7 +108,12 @@ Scenarios:
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
 	f.IntVar(&o.Repeat, "repeat", 0, "datapath: BPF_PROG_RUN runs per figure (default 1000000)")
-	f.IntSliceVar(&o.CPUs, "cpus", []int{0}, "CPUs of the generator's senders, one sender each")
+	f.IntSliceVar(&o.CPUs, "cpus", nil, "CPUs of the generator's senders, one sender each (default 0)")
+	f.IntSliceVar(&o.Cores, "cores", nil, "cps: sender core counts, each a search (default 1)")
+	f.IntSliceVar(&o.Conns, "conns", nil, "cc: concurrent connections to hold (default 1000000,10000000)")
+	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1s)")
+	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000)")
+	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency 1)")
 	f.IntVar(&o.Reals, "reals", 2, "real servers (sinks)")
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")
 	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")

@@ -61,6 +61,9 @@ func chart(dir, name, title, x, y string, logX bool, lines []series) (string, er
 // (pps), per frame size (frame-sizes, rfc2544), NDR per flow count for
 // each variation (multiflow).
 func (r *Results) charts(dir string) ([]string, error) {
+	if slices.Contains(connScenarios, r.Scenario) {
+		return r.connCharts(dir)
+	}
 	var out []string
 	add := func(name, title, x, y string, logX bool, lines []series) error {
 		f, err := chart(dir, name, title, x, y, logX, lines)

@@ -60,11 +60,13 @@ func NewDUT(name string) (DUT, error) {
 	case "kernel":
 		return kernelDUT{}, nil
 	case "nft":
-		return nftDUT{}, nil
+		return &nftDUT{}, nil
 	case "sink":
 		return sinkDUT{}, nil
 	case "direct":
 		return directDUT{}, nil
+	case "haproxy":
+		return &haproxyDUT{}, nil
 	}
 	return nil, fmt.Errorf("DUT %q: want one of %s, sink, direct or haproxy", name, strings.Join(DUTNames, ", "))
 }
@@ -117,8 +119,9 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo
 	var b strings.Builder
 	// Short timeouts: the flows of one trial free their ports for the
-	// next flows soon after (every trial refreshes its own flows).
-	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 10, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
+	// next flows soon after (every trial refreshes its own flows), and
+	// a closed connection is kept 2 s, as the nft DUT's conntrack.
+	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
 	for _, v6 := range []bool{false, true} {
 		vip, lip := t.VIP(), t.LocalIP()
 		if v6 {
@@ -237,7 +240,9 @@ func forwarding(e *Env) error {
 
 // nftDUT is nftables DNAT with numgen round robin and conntrack: what
 // people use for a VIP when IPVS is absent.
-type nftDUT struct{}
+type nftDUT struct {
+	restore map[string]string // host conntrack limits raised for the run
+}
 
 const nftTable = "xlbbench"
 
@@ -253,7 +258,7 @@ func (nftDUT) Version(e *Env) string {
 	return strings.TrimSpace(out)
 }
 
-func (nftDUT) Setup(_ context.Context, e *Env) error {
+func (n *nftDUT) Setup(_ context.Context, e *Env) error {
 	t := e.Topo
 	var b strings.Builder
 	for _, fam := range []struct {
@@ -278,8 +283,10 @@ func (nftDUT) Setup(_ context.Context, e *Env) error {
 		return err
 	}
 	f.Close()
-	_, err = e.run(t.LB(), "nft", "-f", f.Name())
-	return err
+	if _, err = e.run(t.LB(), "nft", "-f", f.Name()); err != nil {
+		return err
+	}
+	return n.tuneConntrack(e)
 }
 
 func (nftDUT) Alive(_ context.Context, e *Env) error {
@@ -289,7 +296,8 @@ func (nftDUT) Alive(_ context.Context, e *Env) error {
 	return forwarding(e)
 }
 
-func (nftDUT) Teardown(e *Env) error {
+func (n *nftDUT) Teardown(e *Env) error {
+	n.restoreConntrack()
 	_, err1 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
 	_, err2 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
 	// and forget the flows, so the next DUT starts clean

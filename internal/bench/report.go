@@ -55,7 +55,10 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
 	fmt.Fprintf(w, "%s, kernel %s, %d CPUs (%s); xlb %s; %s to %s.\n\n", r.Machine.CPUModel, r.Machine.Kernel, r.Machine.CPUs,
 		r.Machine.Go, r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))
-	if r.Scenario != "datapath" {
+	conn := slices.Contains(connScenarios, r.Scenario)
+	if conn {
+		fmt.Fprintf(w, "Trials of %v, sender CPUs %v, %d reals. XDP endpoints: client in the client namespace, stateless server on every real.\n\n", o.Duration, o.CPUs, o.Reals)
+	} else if r.Scenario != "datapath" {
 		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
 			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
 	}
@@ -73,6 +76,10 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 		r.rfc2544Table(w)
 	case "multiflow":
 		r.multiflowTables(w)
+	case "cps", "cc", "throughput", "latency", "redis", "http":
+		if err := r.connTables(w); err != nil {
+			return err
+		}
 	case "datapath":
 		fmt.Fprintf(w, "## Per-packet cost through BPF_PROG_RUN (%d runs per figure), ratios to bare XDP_TX\n\n%s", r.Cost.Repeat, r.Cost.Markdown())
 	}

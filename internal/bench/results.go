@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +31,11 @@ type Results struct {
 	Trials   []Trial           `json:"trials"`
 	Searches []SearchRecord    `json:"searches,omitempty"`
 	Skipped  []Skip            `json:"skipped,omitempty"`
+	// ConnTrials and ConnSearches are the XDP endpoints' trials and
+	// cps searches; Apps the real applications' results.
+	ConnTrials   []ConnTrial  `json:"conn_trials,omitempty"`
+	ConnSearches []ConnSearch `json:"conn_searches,omitempty"`
+	Apps         []AppResult  `json:"apps,omitempty"`
 	// Cost is the datapath scenario's per-packet cost table.
 	Cost *datapath.CostTable `json:"datapath_cost,omitempty"`
 }
@@ -102,6 +108,9 @@ var csvHeader = []string{"scenario", "role", "dut", "frame_size", "l4", "ipv6", 
 var costHeader = []string{"conns", "xdp_tx_ns", "pass_ns", "new_ns", "established_fwd_ns", "established_first_ns", "established_rev_ns", "ct4_bytes"}
 
 func (r *Results) writeCSV(w io.Writer) error {
+	if slices.Contains(connScenarios, r.Scenario) {
+		return r.writeConnCSV(w)
+	}
 	cw := csv.NewWriter(w)
 	if r.Cost != nil {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -138,6 +147,9 @@ func writeJSONLine(w io.Writer, v any) {
 func (r *Results) Check() error {
 	if r.Scenario == "datapath" {
 		return r.checkCost()
+	}
+	if slices.Contains(connScenarios, r.Scenario) {
+		return r.checkConn()
 	}
 	if len(r.Trials) == 0 {
 		return fmt.Errorf("no trials")

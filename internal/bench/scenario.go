@@ -15,7 +15,16 @@ import (
 )
 
 // Scenarios are what `xlb bench` runs.
-var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath"}
+var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath",
+	"cps", "cc", "throughput", "latency", "redis", "http"}
+
+// connScenarios are the scenarios of connections through the DUTs (the
+// XDP endpoints and real applications): their DUTs are xlb, nft,
+// haproxy and direct.
+var connScenarios = []string{"cps", "cc", "throughput", "latency", "redis", "http"}
+
+// ConnDUTNames are the DUTs the connection scenarios take.
+var ConnDUTNames = []string{"xlb", "nft", "haproxy", "direct"}
 
 // Options are a run's parameters; zero fields take the defaults.
 type Options struct {
@@ -31,6 +40,11 @@ type Options struct {
 	Precision     float64       `json:"precision"`
 	MaxIterations int           `json:"max_iterations"`
 	Repeat        int           `json:"repeat,omitempty"` // datapath: BPF_PROG_RUN runs per figure
+	Cores         []int         `json:"cores,omitempty"`  // cps: sender core counts
+	Conns         []int         `json:"conns,omitempty"`  // cc: concurrent connections held
+	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`
+	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
+	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
 	CPUs          []int         `json:"cpus"`
 	Reals         int           `json:"reals"`
 	LabName       string        `json:"lab_name"`
@@ -47,6 +61,9 @@ func (o Options) withDefaults(scenario string) Options {
 		if o.Repeat == 0 {
 			o.Repeat = 1_000_000
 		}
+	}
+	if slices.Contains(connScenarios, scenario) {
+		o = o.connDefaults(scenario)
 	}
 	if len(o.DUTs) == 0 {
 		o.DUTs = DUTNames
@@ -109,8 +126,21 @@ func (o Options) validate(scenario string) error {
 	if !slices.Contains(Scenarios, scenario) {
 		return fmt.Errorf("scenario %q: want one of %s", scenario, strings.Join(Scenarios, ", "))
 	}
+	conn := slices.Contains(connScenarios, scenario)
 	for _, d := range o.DUTs {
 		if _, err := NewDUT(d); err != nil {
+			return err
+		}
+		if conn != slices.Contains(ConnDUTNames, d) {
+			want := DUTNames
+			if conn {
+				want = ConnDUTNames
+			}
+			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
+		}
+	}
+	if conn {
+		if err := o.validateConn(); err != nil {
 			return err
 		}
 	}
@@ -167,6 +197,7 @@ func Run(ctx context.Context, scenario string, opts Options) (*Results, error) {
 	if scenario == "datapath" {
 		return res, runDatapath(res, opts)
 	}
+	conn := slices.Contains(connScenarios, scenario)
 	env, err := NewEnv(lab.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
 	if err != nil {
 		return nil, err
@@ -186,8 +217,10 @@ func Run(ctx context.Context, scenario string, opts Options) (*Results, error) {
 			return res, fmt.Errorf("set up %s: %w", name, err)
 		}
 		res.DUTs[name] = dut.Version(env)
-		err := r.settle(ctx, dut)
-		if err == nil {
+		var err error
+		if conn {
+			err = r.connDUT(ctx, dut)
+		} else if err = r.settle(ctx, dut); err == nil {
 			err = r.scenarioFor(ctx, dut)
 		}
 		if terr := dut.Teardown(env); err == nil && terr != nil {

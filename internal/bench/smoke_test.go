@@ -38,6 +38,13 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"multiflow", Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
 			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
 		{"datapath", Options{Flows: []int{1000, 5000}, Repeat: 10000}, []string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
+		// the connection scenarios, XDP endpoints and real applications
+		{"cps", Options{MaxIterations: 2}, []string{"## Connection rate", "| xlb | 1 |", "| nft | 1 |", "| direct | 1 |"}, []string{"cps-per-dut"}},
+		{"cc", Options{Conns: []int{2000}, OpenRate: 20_000}, []string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
+		{"throughput", Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |"}, nil},
+		{"latency", Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
+		{"redis", Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
+		{"http", Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			o := tc.opts
@@ -62,18 +69,26 @@ func TestSmokeEveryScenario(t *testing.T) {
 			if err == nil {
 				err = json.Unmarshal(b, &back)
 			}
-			if err != nil || len(back.Trials) != len(res.Trials) || back.Machine.Kernel == "" || len(back.DUTs) < 2 {
+			if err != nil || len(back.Trials) != len(res.Trials) || len(back.ConnTrials) != len(res.ConnTrials) ||
+				len(back.Apps) != len(res.Apps) || back.Machine.Kernel == "" || len(back.DUTs) < 2 {
 				t.Fatalf("results.json: %v; %d trials of %d, machine %+v, DUTs %v", err, len(back.Trials), len(res.Trials), back.Machine, back.DUTs)
 			}
 			f, err := os.Open(filepath.Join(dir, "results.csv"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, err := csv.NewReader(f).ReadAll()
+			cr := csv.NewReader(f)
+			cr.FieldsPerRecord = -1 // connection results: the apps' rows have their own header
+			rows, err := cr.ReadAll()
 			f.Close()
 			wantRows, header := len(res.Trials)+1, csvHeader
-			if res.Cost != nil {
+			switch {
+			case res.Cost != nil:
 				wantRows, header = len(res.Cost.Rows)+1, costHeader
+			case len(res.Apps) > 0:
+				wantRows, header = len(res.ConnTrials)+1+len(res.Apps)+1, connCSVHeader
+			case res.ConnTrials != nil:
+				wantRows, header = len(res.ConnTrials)+1, connCSVHeader
 			}
 			if err != nil || len(rows) != wantRows || strings.Join(rows[0], ",") != strings.Join(header, ",") {
 				t.Fatalf("results.csv: %v, %d rows for %d trials", err, len(rows), len(res.Trials))

@@ -45,7 +45,8 @@ type ClientConfig struct {
 	Dst            netip.AddrPort   // the server (a VIP or a real)
 	RequestSize    int              // request payload, bytes
 	// Keepalive keeps connections open: the next request goes after
-	// KeepaliveInterval (Tick sends it), or at once when that is 0.
+	// KeepaliveInterval (Tick sends it), or at once when that is 0
+	// (back to back, until BackToBackUntil: see SetBackToBackUntil).
 	Keepalive         bool
 	KeepaliveInterval time.Duration
 	RTO               time.Duration // retransmission timeout (default 200ms)
@@ -120,8 +121,9 @@ type Client struct {
 	frame []byte
 	// where each CPU's sender left off, so that Open carries on
 	// with fresh slots from one run to the next
-	next map[int]uint32
-	cpus string
+	next    map[int]uint32
+	cpus    string
+	b2bStop uint64
 }
 
 // NewClient loads the client endpoint with a table of cfg.Slots slots.
@@ -156,6 +158,7 @@ func (c *Client) configure(job Job) error {
 	k.Slots, k.N_ports, k.RequestSize = uint32(cfg.Slots), uint16(cfg.Ports), uint16(cfg.RequestSize)
 	k.KeepaliveNs, k.RtoNs = uint64(cfg.KeepaliveInterval), uint64(cfg.RTO)
 	k.MaxRetries, k.Job = uint8(cfg.MaxRetries), uint8(job)
+	k.B2bStopNs = c.b2bStop
 	if cfg.Keepalive {
 		k.Keepalive = 1
 	}
@@ -163,6 +166,18 @@ func (c *Client) configure(job Job) error {
 		return fmt.Errorf("configure client endpoint: %w", err)
 	}
 	return nil
+}
+
+// StopBackToBackAfter lets back-to-back requests (keepalive with a 0
+// interval: one request at a time, TCP_RR) go on for d from now, after
+// which each connection goes idle: the ping-pong ends by itself.
+func (c *Client) StopBackToBackAfter(d time.Duration) error {
+	now, err := xdpsend.MonotonicNow()
+	if err != nil {
+		return err
+	}
+	c.b2bStop = now + uint64(d)
+	return c.configure(Open)
 }
 
 // be32 is an IPv4 address as the program reads a __be32 (little-endian

@@ -226,10 +226,22 @@ func TestClientKeepalive(t *testing.T) {
 	})
 	t.Run("back to back", func(t *testing.T) {
 		c := newTestClient(t, true, 0)
+		if err := c.StopBackToBackAfter(time.Hour); err != nil {
+			t.Fatal(err)
+		}
 		isn := open(t, c)
 		run(t, c.objs.XdpEpClient, fromServer(fSYN|fACK, 5000, isn+1, 0).bytes())
 		action, out := run(t, c.objs.XdpEpClient, fromServer(fACK|fPSH, 5001, isn+1+testRequest, 100).bytes())
 		expect(t, "next request at once", action, out, xdpTX, toServer(fACK|fPSH, isn+1+testRequest, 5101, testRequest))
+		// past the stop time the connection goes idle
+		if err := c.StopBackToBackAfter(0); err != nil {
+			t.Fatal(err)
+		}
+		action, _ = run(t, c.objs.XdpEpClient, fromServer(fACK|fPSH, 5101, isn+1+2*testRequest, 100).bytes())
+		expect(t, "after the stop", action, nil, xdpDrop, nil)
+		if s := slotState(t, c); s.State != 3 {
+			t.Errorf("after the stop: state %d, want idle", s.State)
+		}
 	})
 }
 

@@ -29,6 +29,7 @@ type epClientEpClientCfg struct {
 	RequestSize uint16
 	KeepaliveNs uint64
 	RtoNs       uint64
+	B2bStopNs   uint64
 	Keepalive   uint8
 	Job         uint8
 	MaxRetries  uint8

@@ -40,6 +40,7 @@ type epServerEpServerStats struct {
 const (
 	epServerMapEpServerStats  = "ep_server_stats"
 	epServerProgXdpEpServer   = "xdp_ep_server"
+	epServerProgXdpPass       = "xdp_pass"
 	epServerVarEpServerConfig = "ep_server_config"
 )
 
@@ -86,6 +87,7 @@ type epServerSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type epServerProgramSpecs struct {
 	XdpEpServer *ebpf.ProgramSpec `ebpf:"xdp_ep_server"`
+	XdpPass     *ebpf.ProgramSpec `ebpf:"xdp_pass"`
 }
 
 // epServerMapSpecs contains maps before they are loaded into the kernel.
@@ -143,11 +145,13 @@ type epServerVariables struct {
 // It can be passed to loadEpServerObjects or ebpf.CollectionSpec.LoadAndAssign.
 type epServerPrograms struct {
 	XdpEpServer *ebpf.Program `ebpf:"xdp_ep_server"`
+	XdpPass     *ebpf.Program `ebpf:"xdp_pass"`
 }
 
 func (p *epServerPrograms) Close() error {
 	return _EpServerClose(
 		p.XdpEpServer,
+		p.XdpPass,
 	)
 }
 

@@ -89,6 +89,19 @@ func (s *Server) Attach(ns, ifname string) error {
 	return nil
 }
 
+// AttachPass attaches a program that passes every frame to the kernel
+// to ifname in namespace ns: veth delivers the frames its peer sends
+// with XDP_TX only to an interface with an XDP program, so a kernel DUT
+// between the endpoints needs it on its interfaces. Close detaches it.
+func (s *Server) AttachPass(ns, ifname string) error {
+	l, err := attach(s.objs.XdpPass, ns, ifname)
+	if err != nil {
+		return fmt.Errorf("pass-through: %w", err)
+	}
+	s.links = append(s.links, l)
+	return nil
+}
+
 // Stats sums the server's counters over CPUs.
 func (s *Server) Stats() (ServerStats, error) {
 	var per []epServerEpServerStats
