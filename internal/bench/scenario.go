@@ -131,7 +131,7 @@ func (o Options) validate(scenario string) error {
 		if _, err := NewDUT(d); err != nil {
 			return err
 		}
-		if conn != slices.Contains(ConnDUTNames, d) {
+		if conn != slices.Contains(ConnDUTNames, d) && (conn || !slices.Contains(DUTNames, d) && d != "sink") {
 			want := DUTNames
 			if conn {
 				want = ConnDUTNames

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestScenarioDUTs checks which DUTs each kind of scenario takes.
+func TestScenarioDUTs(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		duts     []string
+		err      string // "" for none
+	}{
+		{"pps", []string{"xlb", "xdp-fwd", "kernel", "nft", "sink"}, ""},
+		{"pps", []string{"direct"}, "DUT direct: pps takes"},
+		{"rfc2544", []string{"haproxy"}, "DUT haproxy: rfc2544 takes"},
+		{"cps", []string{"xlb", "nft", "haproxy", "direct"}, ""},
+		{"cps", []string{"xdp-fwd"}, "DUT xdp-fwd: cps takes"},
+		{"http", []string{"sink"}, "DUT sink: http takes"},
+		{"cc", []string{"bogus"}, `DUT "bogus"`},
+	} {
+		o := Options{DUTs: tc.duts}.withDefaults(tc.scenario)
+		err := o.validate(tc.scenario)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s %v: error %v, want %q", tc.scenario, tc.duts, err, tc.err)
+		}
+	}
+	o := Options{PayloadSize: 5000}.withDefaults("cps")
+	if err := o.validate("cps"); err == nil || !strings.Contains(err.Error(), "payload size 5000") {
+		t.Errorf("payload 5000: %v", err)
+	}
+}
