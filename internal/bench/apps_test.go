@@ -37,18 +37,7 @@ func appEnv(t *testing.T) *Env {
 			t.Skipf("needs %s (scripts/deps.sh installs it)", bin)
 		}
 	}
-	topo := lab.Topology{Name: fmt.Sprintf("xlbapptest%d", os.Getpid()%100000), Net: 171, Reals: 2}
-	e, err := NewEnv(topo, xlbBinary)
-	if err != nil {
-		_ = topo.Down()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
-			t.Errorf("remove lab: %v", err)
-		}
-	})
-	return e
+	return labEnv(t, lab.Topology{Name: fmt.Sprintf("xlbapptest%d", os.Getpid()%100000), Net: 171, Reals: 2})
 }
 
 // appDUT returns a DUT for the app tests by name.

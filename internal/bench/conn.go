@@ -255,7 +255,7 @@ const endpointRTO = 200 * time.Millisecond
 func (cl *connLab) trial(scenario, role string, cores int, asked float64, d time.Duration, before, after reading) ConnTrial {
 	t := ConnTrial{Scenario: scenario, Role: role, DUT: cl.dut.Name(), Cores: cores, AskedCPS: asked,
 		Duration: d.Seconds(), Slots: cl.cfg.Slots, Client: after.client.Sub(before.client), Valid: true}
-	t.Server = subServer(after.server, before.server)
+	t.Server = after.server.Sub(before.server)
 	secs := d.Seconds()
 	t.OfferedCPS = float64(t.Client.Attempted) / secs
 	t.CPS = float64(t.Client.Closed) / secs
@@ -267,14 +267,7 @@ func (cl *connLab) trial(scenario, role string, cores int, asked float64, d time
 	t.Errors = t.Client.Errors()
 	t.Handshake = summarize(after.handshake.Sub(before.handshake))
 	t.Response = summarize(after.response.Sub(before.response))
-	for reason, n := range after.drops {
-		if n > before.drops[reason] {
-			if t.DUTDrops == nil {
-				t.DUTDrops = map[string]uint64{}
-			}
-			t.DUTDrops[reason] = n - before.drops[reason]
-		}
-	}
+	t.DUTDrops = dropsSince(before.drops, after.drops)
 	switch {
 	case asked > 0 && float64(t.Client.Attempted+t.Client.Busy) < (1-PaceTolerance)*asked*secs:
 		t.Valid, t.Invalid = false, fmt.Sprintf("the client opened %d of the %.0f connections asked: it cannot offer this rate", t.Client.Attempted, asked*secs)
@@ -282,11 +275,6 @@ func (cl *connLab) trial(scenario, role string, cores int, asked float64, d time
 		t.Valid, t.Invalid = false, "nothing was sent"
 	}
 	return t
-}
-
-func subServer(a, b endpoint.ServerStats) endpoint.ServerStats {
-	return endpoint.ServerStats{SYNs: a.SYNs - b.SYNs, Requests: a.Requests - b.Requests, FINs: a.FINs - b.FINs,
-		ACKs: a.ACKs - b.ACKs, RSTs: a.RSTs - b.RSTs, Datagrams: a.Datagrams - b.Datagrams, Errors: a.Errors - b.Errors}
 }
 
 // dutConns counts the connections in the DUT's table and the memory

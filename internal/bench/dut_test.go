@@ -26,7 +26,13 @@ func testEnv(t *testing.T) *Env {
 	if _, err := exec.LookPath("nft"); err != nil {
 		t.Skip("needs nft (scripts/deps.sh installs it)")
 	}
-	topo := lab.Topology{Name: fmt.Sprintf("xlbd%d", os.Getpid()), Net: uint8(200 + os.Getpid()%50), Reals: 2}
+	return labEnv(t, lab.Topology{Name: fmt.Sprintf("xlbd%d", os.Getpid()), Net: uint8(200 + os.Getpid()%50), Reals: 2})
+}
+
+// labEnv builds the bench lab topo, removed when the test ends (even
+// when it fails).
+func labEnv(t *testing.T, topo lab.Topology) *Env {
+	t.Helper()
 	e, err := NewEnv(topo, xlbBinary)
 	if err != nil {
 		_ = topo.Down()

@@ -137,14 +137,7 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 		if err != nil {
 			return t, err
 		}
-		for reason, n := range dropsAfter {
-			if d := n - dropsBefore[reason]; d > 0 {
-				if t.DUTDrops == nil {
-					t.DUTDrops = map[string]uint64{}
-				}
-				t.DUTDrops[reason] = d
-			}
-		}
+		t.DUTDrops = dropsSince(dropsBefore, dropsAfter)
 	}
 	t.Valid, t.Invalid = true, ""
 	switch {
@@ -182,4 +175,19 @@ func (e *Env) settle() (SinkCount, error) {
 		last = now
 	}
 	return last, err
+}
+
+// dropsSince is what a DUT dropped between two readings of its drop
+// counters, by reason (nil when nothing).
+func dropsSince(before, after map[string]uint64) map[string]uint64 {
+	var out map[string]uint64
+	for reason, n := range after {
+		if n > before[reason] {
+			if out == nil {
+				out = map[string]uint64{}
+			}
+			out[reason] = n - before[reason]
+		}
+	}
+	return out
 }

@@ -49,6 +49,12 @@ type ServerStats struct {
 	Errors    uint64 `json:"errors"`    // segments it could not answer
 }
 
+// Sub returns s minus an earlier reading.
+func (s ServerStats) Sub(e ServerStats) ServerStats {
+	return ServerStats{s.SYNs - e.SYNs, s.Requests - e.Requests, s.FINs - e.FINs, s.ACKs - e.ACKs, s.RSTs - e.RSTs,
+		s.Datagrams - e.Datagrams, s.Errors - e.Errors}
+}
+
 // Server is the server endpoint: one program, attached to any number of
 // interfaces (every real's).
 type Server struct {
