@@ -8,8 +8,10 @@
  *   connection       lib/conntrack.h  forward or reverse entry, state timeouts
  *   new connection   lib/sched.h      service lookup, real from the table
  *                    lib/conntrack.h  local IP and port, both entries stored
+ *   next hop         lib/fib.h        FIB lookup (cached), unresolved: drop
+ *   too big          lib/pmtu.h       ICMP frag needed / packet too big
  *   rewrite          lib/nat.h        addresses, ports, TTL, checksums
- *   forward          lib/fib.h        FIB lookup, redirect through tx_ports
+ *   forward          lib/fib.h        redirect through tx_ports
  *
  * Every verdict leaves through xlb_xdp, which counts it.
  */
@@ -35,9 +37,36 @@
 #include "lib/persist.h"
 #include "lib/nat.h"
 #include "lib/fib.h"
+#include "lib/pmtu.h"
 #include "lib/icmp.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* send_rewritten finds the next hop of a packet about to become `to`,
+ * answers it with an ICMP error if it is too big for that hop, else
+ * rewrites and redirects it. */
+static __always_inline int send_rewritten(struct xdp_md *ctx, struct pkt *pkt,
+					  const struct xlb_tuple *to,
+					  __u32 real_slot)
+{
+	struct fib_cache_entry hop;
+	int ret;
+
+	ret = fib_nexthop(ctx, pkt, to, real_slot, &hop);
+	if (ret >= 0)
+		return ret;
+	if (hop.mtu && pkt->ip_len > hop.mtu) {
+		pkt->mtu = hop.mtu;
+		return XLB_TOO_BIG;
+	}
+	ret = nat_rewrite(pkt, to);
+	if (ret >= 0)
+		return ret;
+	ret = nat_finish(ctx, pkt);
+	if (ret >= 0)
+		return ret;
+	return fib_redirect(pkt, &hop);
+}
 
 /* forward_to_real rewrites a client's packet to local IP:port -> real and
  * sends it. Returns XLB_CONTINUE when an established entry has lost its
@@ -68,10 +97,7 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 	ct_addr(e, family, &to.src);
 	to.sport = e->port;
 	count_traffic(e->svc_id, real_id, pkt->len, false, new_conn);
-	int ret = nat_rewrite(pkt, &to);
-	if (ret >= 0)
-		return ret;
-	return fib_forward(ctx, pkt, real_id + 1);
+	return send_rewritten(ctx, pkt, &to, real_id + 1);
 }
 
 /* reply_to_client rewrites a real's reply to VIP:vport -> client. */
@@ -82,7 +108,6 @@ static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
 	struct xlb_tuple to = pkt->tuple;
 	__u32 svc_id = e->svc_id;
 	struct service_key *svc;
-	int ret;
 
 	svc = bpf_map_lookup_elem(&svc_vips, &svc_id);
 	if (!svc)
@@ -95,10 +120,25 @@ static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
 	ct_addr(e, family, &to.dst);
 	to.dport = e->port;
 	count_traffic(svc_id, e->real_id, pkt->len, true, false);
-	ret = nat_rewrite(pkt, &to);
-	if (ret >= 0)
-		return ret;
-	return fib_forward(ctx, pkt, 0);
+	return send_rewritten(ctx, pkt, &to, 0);
+}
+
+/* pick_real returns the real a new connection of t goes to: the one its
+ * client prefix is bound to (persistence), else the scheduler's. A
+ * persistent service's prefix is bound to it from now on. Its stack is
+ * its own only while it runs, which keeps new_connection's frame small. */
+static __always_inline long pick_real(const struct service *svc,
+				      const struct xlb_tuple *t, __u32 now)
+{
+	struct persist_key pkey = {};
+	long picked;
+
+	picked = persist_pick(svc, t, now, &pkey);
+	if (picked < 0)
+		picked = sched_pick(svc, t);
+	if (picked >= 0 && svc->persist_timeout)
+		persist_remember(svc, &pkey, picked, now);
+	return picked;
 }
 
 /* new_connection schedules a real, takes a local IP and port and stores
@@ -108,7 +148,6 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 {
 	__u32 now = pkt->now;
 	const struct xlb_tuple *t = &pkt->tuple;
-	struct persist_key pkey = {};
 	struct ct6_entry rev;
 	struct sched_cursor *cursor;
 	__u32 real_id, laddr_id, slot;
@@ -119,11 +158,13 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	__u8 state;
 	long picked;
 
-	if (t->proto == IPPROTO_TCP && (pkt->tcp_flags & XLB_TCP_RST))
-		return XDP_PASS; /* nothing to reset */
-	picked = persist_pick(svc, t, now, &pkey);
-	if (picked < 0)
-		picked = sched_pick(svc, t);
+	/* only a SYN opens a TCP connection, as in IPVS: anything else
+	 * without one (a stray ACK, RST or FIN, a scan) is not forwarded */
+	if (t->proto == IPPROTO_TCP &&
+	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
+			       XLB_TCP_FIN)) != XLB_TCP_SYN)
+		return count_drop(DROP_TCP_NOT_SYN);
+	picked = pick_real(svc, t, now);
 	if (picked < 0)
 		return count_drop(DROP_NO_REAL);
 	real_id = picked;
@@ -157,8 +198,6 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		   t->proto);
 	if (ct_store(&key, family, fwd, BPF_ANY))
 		return count_drop(DROP_CT_FULL);
-	if (svc->persist_timeout)
-		persist_remember(svc, &pkey, real_id, now);
 	return XLB_CONTINUE;
 }
 
@@ -201,26 +240,31 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	return forward_to_real(ctx, pkt, &new_entry.ct, true, family);
 }
 
-static __always_inline int process(struct xdp_md *ctx)
+static __always_inline int process(struct xdp_md *ctx, struct pkt *pkt)
 {
-	struct pkt pkt = {};
 	int ret;
 
-	ret = parse(ctx, &pkt);
+	ret = parse(ctx, pkt);
 	if (ret >= 0)
 		return ret;
-	if (pkt.tuple.family == XLB_AF_INET) {
-		if (pkt.tuple.proto == IPPROTO_ICMP)
-			return icmp_translate(ctx, &pkt, XLB_AF_INET);
-		return process_flow(ctx, &pkt, XLB_AF_INET);
+	if (pkt->tuple.family == XLB_AF_INET) {
+		if (pkt->tuple.proto == IPPROTO_ICMP)
+			return icmp_translate(ctx, pkt, XLB_AF_INET);
+		return process_flow(ctx, pkt, XLB_AF_INET);
 	}
-	if (pkt.tuple.proto == IPPROTO_ICMPV6)
-		return icmp_translate(ctx, &pkt, XLB_AF_INET6);
-	return process_flow(ctx, &pkt, XLB_AF_INET6);
+	if (pkt->tuple.proto == IPPROTO_ICMPV6)
+		return icmp_translate(ctx, pkt, XLB_AF_INET6);
+	return process_flow(ctx, pkt, XLB_AF_INET6);
 }
 
 SEC("xdp")
 int xlb_xdp(struct xdp_md *ctx)
 {
-	return count_verdict(process(ctx));
+	struct pkt pkt = {};
+	int verdict;
+
+	verdict = process(ctx, &pkt);
+	if (verdict == XLB_TOO_BIG)
+		verdict = pmtu_too_big(ctx, &pkt);
+	return count_verdict(verdict);
 }

@@ -24,6 +24,9 @@ struct harness_cfg {
 	__u32 port_off;	  /* where a flow's port goes */
 	__u32 sequential; /* 1: run i gets address seq_base + i: every run new */
 	__u32 seq_base;	  /* host order */
+	/* where a CHECKSUM_PARTIAL checksum lies (0: none): it holds the
+	 * folded pseudo-header sum, so it follows the flow's address */
+	__u32 partial_off;
 	__u8 frame[HARNESS_FRAME_MAX];
 };
 
@@ -103,6 +106,23 @@ int harness(struct xdp_md *ctx)
 			return XDP_ABORTED;
 		__builtin_memcpy(addr, &flow->addr, 4);
 		__builtin_memcpy(port, &flow->port, 2);
+		if (cfg->partial_off) {
+			__u16 *csum = data + (cfg->partial_off & 0x7e);
+			__u16 *old =
+				(void *)cfg->frame + (cfg->addr_off & 0x7c);
+			__u16 *new = (void *)&flow->addr;
+			__u32 sum;
+
+			if ((void *)(csum + 1) > data_end)
+				return XDP_ABORTED;
+			/* the pseudo-header sum with the old address taken
+			 * out and the new one put in (RFC 1624) */
+			sum = *csum + (__u16)~old[0] + (__u16)~old[1] + new[0] +
+			      new[1];
+			sum = (sum & 0xffff) + (sum >> 16);
+			sum = (sum & 0xffff) + (sum >> 16);
+			*csum = sum;
+		}
 	}
 	bpf_tail_call(ctx, &harness_target, 0);
 	return XDP_ABORTED;

@@ -133,15 +133,13 @@ static __always_inline bool ct_hold_due(__u32 last_seen, __u32 now)
 	return (last_seen / XLB_CT_HOLD_PERIOD) != (now / XLB_CT_HOLD_PERIOD);
 }
 
-/* ct_initial_state is the state of a connection's first packet. */
+/* ct_initial_state is the state of a connection's first packet: a UDP
+ * datagram or a TCP SYN (new_connection lets nothing else in). */
 static __always_inline __u8 ct_initial_state(const struct pkt *pkt)
 {
 	if (pkt->tuple.proto == IPPROTO_UDP)
 		return CT_UDP;
-	if ((pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) == XLB_TCP_SYN)
-		return CT_SYN_SENT;
-	/* a mid-stream packet (after a failover): adopt the flow */
-	return CT_ESTABLISHED;
+	return CT_SYN_SENT;
 }
 
 /* ct_reopens tells a fresh SYN on an entry that is closing: the client

@@ -13,6 +13,11 @@
 
 #define XLB_CONTINUE -1
 
+/* Not an XDP verdict but the decision to answer with an ICMP error that
+ * the packet is too big (pkt->mtu says for what): the entry point builds
+ * it (pmtu.h), where the stack has room for it. */
+#define XLB_TOO_BIG 0x100
+
 #ifndef XLB_MAX_SERVICES
 #define XLB_MAX_SERVICES 1024 /* services (and per-service arrays) */
 #endif
@@ -69,6 +74,32 @@
 #define XLB_MAX_IPV6_EXTHDRS 4 /* IPv6 extension headers skipped at most */
 #endif
 
+#ifndef XLB_NEIGH_RING_BYTES
+#define XLB_NEIGH_RING_BYTES 65536 /* neigh_requests ring, a power of 2 */
+#endif
+
+#ifndef XLB_ICMP_PER_SEC
+/* ICMP errors (fragmentation needed, packet too big) one CPU sends per
+ * second at most, as the kernel's icmp_msgs_per_sec */
+#define XLB_ICMP_PER_SEC 1000
+#endif
+
+#ifndef XLB_ICMP4_QUOTE
+/* bytes of the offending IPv4 packet an error quotes: its header and at
+ * least the first 64 bytes of its payload (RFC 1812 asks for 8+) */
+#define XLB_ICMP4_QUOTE 128
+#endif
+
+#ifndef XLB_ICMP6_QUOTE
+#define XLB_ICMP6_QUOTE 256 /* likewise for IPv6 (bpf_csum_diff takes 512) */
+#endif
+
+#ifndef XLB_CSUM_MAX_LEN
+/* longest TCP/UDP segment whose checksum the data path computes whole
+ * (a frame of one page at most reaches XDP without frags) */
+#define XLB_CSUM_MAX_LEN 4096
+#endif
+
 #ifndef NSEC_PER_SEC
 #define NSEC_PER_SEC 1000000000ULL
 #endif
@@ -79,10 +110,12 @@
 #define XLB_ETH_P_8021Q	 0x8100
 #define XLB_ETH_P_8021AD 0x88A8
 
+#define XLB_IP_DF     0x4000 /* IPv4 don't-fragment flag */
 #define XLB_IP_MF     0x2000 /* IPv4 more-fragments flag */
 #define XLB_IP_OFFSET 0x1FFF /* IPv4 fragment offset mask */
 
 #define XLB_ICMP_DEST_UNREACH	3
+#define XLB_ICMP_FRAG_NEEDED	4 /* code of DEST_UNREACH */
 #define XLB_ICMP_TIME_EXCEEDED	11
 #define XLB_ICMPV6_DEST_UNREACH 1
 #define XLB_ICMPV6_PKT_TOOBIG	2

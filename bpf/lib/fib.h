@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Forwarding a rewritten packet: the kernel's FIB chooses the egress
- * interface and the neighbour's MAC, and the packet is redirected through
- * the tx_ports devmap. When the neighbour is not resolved yet (or the
- * packet needs fragmenting), the packet goes to the kernel, which resolves
- * it (or sends the ICMP error) and forwards it itself.
+ * Forwarding a packet: the kernel's FIB chooses the egress interface, the
+ * neighbour's MAC and the route's MTU, and the packet is redirected
+ * through the tx_ports devmap. The next hop is found before the packet is
+ * rewritten, so that one too large for the egress MTU can still be
+ * answered with an ICMP error quoting it as its sender sent it (pmtu.h).
+ *
+ * A rewritten packet is never passed to the kernel: its source is one of
+ * our own addresses, and the kernel would drop it as a martian. When the
+ * neighbour is not resolved, the packet is dropped and counted, and the
+ * daemon is asked to resolve the next hop (neigh_requests), so that the
+ * sender's retransmission goes through.
  */
 #ifndef XLB_FIB_H
 #define XLB_FIB_H
@@ -20,83 +26,120 @@
 #define AF_INET6 10
 #endif
 
-/* fib_redirect writes the next hop's MACs and redirects; an egress
- * interface we do not own sends the packet to the kernel instead. */
-static __always_inline int fib_redirect(struct pkt *pkt, __u32 ifindex,
-					const __u8 *smac, const __u8 *dmac)
+/* fib_redirect writes the next hop's MACs and redirects. An egress
+ * interface xlb is not attached to cannot take the packet (nor can the
+ * kernel, which would see our own address as its source): dropped. The
+ * verdict is a constant, so the verifier knows it from every caller. */
+static __always_inline int fib_redirect(struct pkt *pkt,
+					const struct fib_cache_entry *hop)
 {
-	__builtin_memcpy(pkt->eth->h_dest, dmac, ETH_ALEN);
-	__builtin_memcpy(pkt->eth->h_source, smac, ETH_ALEN);
-	return bpf_redirect_map(&tx_ports, ifindex, XDP_PASS);
+	__builtin_memcpy(pkt->eth->h_dest, hop->dmac, ETH_ALEN);
+	__builtin_memcpy(pkt->eth->h_source, hop->smac, ETH_ALEN);
+	if (bpf_redirect_map(&tx_ports, hop->ifindex, 0) == XDP_REDIRECT)
+		return XDP_REDIRECT;
+	return count_drop(DROP_FIB);
 }
 
-/* fib_forward sends pkt to its destination. real_slot is the id + 1 of
- * the real it goes to, whose next hop is cached in real_nexthops, or 0 for
- * any other destination (cached in fib_cache). */
-static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt,
-				       __u32 real_slot)
+/* neigh_request tells the daemon the next hop a lookup found unresolved
+ * (the lookup leaves the gateway, or the on-link destination, in the
+ * destination field). A full ring loses the request: the next packet
+ * sends it again. */
+static __always_inline void neigh_request(const struct bpf_fib_lookup *fib)
 {
-	const struct xlb_tuple *t = &pkt->tuple;
-	struct fib_cache_key key = {.dst = t->dst, .family = t->family};
-	struct fib_cache_entry *hop, fresh;
+	struct neigh_request *req;
+
+	req = bpf_ringbuf_reserve(&neigh_requests, sizeof(*req), 0);
+	if (!req)
+		return;
+	__builtin_memset(req, 0, sizeof(*req));
+	req->ifindex = fib->ifindex;
+	if (fib->family == AF_INET) {
+		req->family = XLB_AF_INET;
+		req->addr.w[0] = fib->ipv4_dst;
+	} else {
+		req->family = XLB_AF_INET6;
+		__builtin_memcpy(req->addr.w, fib->ipv6_dst,
+				 sizeof(req->addr.w));
+	}
+	bpf_ringbuf_submit(req, 0);
+}
+
+/* fib_nexthop finds the next hop of a packet that will go to->src ->
+ * to->dst, into hop. real_slot is the id + 1 of the real it goes to, whose
+ * next hop is cached in real_nexthops, or 0 for any other destination
+ * (cached in fib_cache). */
+static __always_inline int fib_nexthop(struct xdp_md *ctx, struct pkt *pkt,
+				       const struct xlb_tuple *to,
+				       __u32 real_slot,
+				       struct fib_cache_entry *hop)
+{
+	struct fib_cache_key key = {.dst = to->dst, .family = to->family};
 	struct bpf_fib_lookup fib = {};
+	struct fib_cache_entry *cached;
 	__u32 real_id = real_slot - 1;
 	long rc;
 
 	if (real_slot)
-		hop = bpf_map_lookup_elem(&real_nexthops, &real_id);
+		cached = bpf_map_lookup_elem(&real_nexthops, &real_id);
 	else
-		hop = bpf_map_lookup_elem(&fib_cache, &key);
-	if (hop && hop->expires >= pkt->now)
-		return fib_redirect(pkt, hop->ifindex, hop->smac, hop->dmac);
+		cached = bpf_map_lookup_elem(&fib_cache, &key);
+	if (cached && cached->expires >= pkt->now) {
+		*hop = *cached;
+		return XLB_CONTINUE;
+	}
 
+	/* tot_len stays 0: the lookup then reports the route's MTU instead
+	 * of checking it, and pmtu.h answers a packet above it */
 	fib.ifindex = ctx->ingress_ifindex;
-	fib.l4_protocol = t->proto;
-	fib.sport = t->sport;
-	fib.dport = t->dport;
-	if (t->family == XLB_AF_INET) {
-		struct iphdr *iph = pkt->l3;
-
-		if ((void *)(iph + 1) > pkt->data_end)
-			return XDP_ABORTED;
+	fib.l4_protocol = to->proto;
+	fib.sport = to->sport;
+	fib.dport = to->dport;
+	if (to->family == XLB_AF_INET) {
 		fib.family = AF_INET;
-		fib.tos = iph->tos;
-		fib.tot_len = bpf_ntohs(iph->tot_len);
-		fib.ipv4_src = t->src.w[0];
-		fib.ipv4_dst = t->dst.w[0];
+		fib.ipv4_src = to->src.w[0];
+		fib.ipv4_dst = to->dst.w[0];
 	} else {
-		struct ipv6hdr *ip6h = pkt->l3;
-
-		if ((void *)(ip6h + 1) > pkt->data_end)
-			return XDP_ABORTED;
 		fib.family = AF_INET6;
-		fib.tot_len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-		__builtin_memcpy(fib.ipv6_src, t->src.w, sizeof(fib.ipv6_src));
-		__builtin_memcpy(fib.ipv6_dst, t->dst.w, sizeof(fib.ipv6_dst));
+		__builtin_memcpy(fib.ipv6_src, to->src.w, sizeof(fib.ipv6_src));
+		__builtin_memcpy(fib.ipv6_dst, to->dst.w, sizeof(fib.ipv6_dst));
 	}
 
 	rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
 	switch (rc) {
 	case BPF_FIB_LKUP_RET_SUCCESS:
-		if (xlb_cfg.fib_cache_ttl) {
-			fresh.ifindex = fib.ifindex;
-			fresh.expires = pkt->now + xlb_cfg.fib_cache_ttl;
-			__builtin_memcpy(fresh.smac, fib.smac, ETH_ALEN);
-			__builtin_memcpy(fresh.dmac, fib.dmac, ETH_ALEN);
-			if (real_slot)
-				bpf_map_update_elem(&real_nexthops, &real_id,
-						    &fresh, BPF_ANY);
-			else
-				bpf_map_update_elem(&fib_cache, &key, &fresh,
-						    BPF_ANY);
-		}
-		return fib_redirect(pkt, fib.ifindex, fib.smac, fib.dmac);
+		break;
 	case BPF_FIB_LKUP_RET_NO_NEIGH:
-	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
-		return XDP_PASS;
+		neigh_request(&fib);
+		return count_drop(DROP_NO_NEIGH);
 	default:
 		return count_drop(DROP_FIB);
 	}
+	hop->ifindex = fib.ifindex;
+	hop->expires = pkt->now + xlb_cfg.fib_cache_ttl;
+	hop->mtu = fib.mtu_result;
+	__builtin_memcpy(hop->smac, fib.smac, ETH_ALEN);
+	__builtin_memcpy(hop->dmac, fib.dmac, ETH_ALEN);
+	if (xlb_cfg.fib_cache_ttl) {
+		if (real_slot)
+			bpf_map_update_elem(&real_nexthops, &real_id, hop,
+					    BPF_ANY);
+		else
+			bpf_map_update_elem(&fib_cache, &key, hop, BPF_ANY);
+	}
+	return XLB_CONTINUE;
+}
+
+/* fib_forward sends an already rewritten packet to its destination. */
+static __always_inline int fib_forward(struct xdp_md *ctx, struct pkt *pkt,
+				       __u32 real_slot)
+{
+	struct fib_cache_entry hop;
+	int ret;
+
+	ret = fib_nexthop(ctx, pkt, &pkt->tuple, real_slot, &hop);
+	if (ret >= 0)
+		return ret;
+	return fib_redirect(pkt, &hop);
 }
 
 #endif /* XLB_FIB_H */

@@ -168,6 +168,32 @@ struct {
 	__type(value, struct fib_cache_entry);
 } real_nexthops SEC(".maps");
 
+/* Next hops to resolve, for the daemon (struct neigh_request). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XLB_NEIGH_RING_BYTES);
+} neigh_requests SEC(".maps");
+
+/* Keep types no map names in the object's BTF, for bpf2go (and so for
+ * the Go side's checks against the C definitions). */
+const struct neigh_request *neigh_request_type __attribute__((unused));
+const enum xlb_drop_reason drop_reason_type __attribute__((unused));
+const enum xlb_event event_type __attribute__((unused));
+
+/* Per CPU: ICMP errors the data path sent in the current second. */
+struct icmp_budget {
+	__u64 second; /* bpf_ktime_get_ns() / NSEC_PER_SEC */
+	__u32 sent;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct icmp_budget);
+} icmp_budgets SEC(".maps");
+
 /* Counters, per CPU: per service, per real, per drop reason, per verdict. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -187,11 +213,19 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, DROP_REASON_MAX);
+	__uint(max_entries, XLB_DROP_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } drop_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_EVENT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} event_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -4,6 +4,14 @@
  * or hop limit decremented, and the IPv4 header and TCP/UDP checksums
  * updated incrementally (csum.h). The L4 checksum sees the address change
  * through its pseudo-header.
+ *
+ * A sender with TX checksum offload (a veth in a container or namespace)
+ * hands over CHECKSUM_PARTIAL frames: the L4 checksum field holds only
+ * the folded pseudo-header sum, and the device was to finish it. XDP sees
+ * no skb flag, and the frame it redirects is verified whole by the
+ * receiver. So a field equal to the folded pseudo-header sum gets a
+ * checksum computed over the whole segment: correct for a partial frame,
+ * and still correct for a complete checksum that has that value by chance.
  */
 #ifndef XLB_NAT_H
 #define XLB_NAT_H
@@ -69,12 +77,74 @@ static __always_inline int nat_rewrite_l3(struct pkt *pkt,
 	return XLB_CONTINUE;
 }
 
+/* l4_pseudo_sum is the unfolded sum of the TCP/UDP pseudo-header of a
+ * segment of l4_len bytes between t's addresses (IPv4 and IPv6 alike: the
+ * zero words of IPv6's 32-bit length and next header add nothing). */
+static __always_inline __u32 l4_pseudo_sum(const struct xlb_tuple *t,
+					   __u32 l4_len)
+{
+	__u32 sum = 0;
+	int i;
+
+	sum = csum_add_word32(sum, t->src.w[0]);
+	sum = csum_add_word32(sum, t->dst.w[0]);
+	if (t->family == XLB_AF_INET6) {
+#pragma unroll
+		for (i = 1; i < 4; i++) {
+			sum = csum_add_word32(sum, t->src.w[i]);
+			sum = csum_add_word32(sum, t->dst.w[i]);
+		}
+	}
+	sum += bpf_htons(t->proto);
+	sum += bpf_htons(l4_len);
+	return sum;
+}
+
+#define XLB_TCP_CSUM_OFF 16 /* offsetof(struct tcphdr, check) */
+#define XLB_UDP_CSUM_OFF 6  /* offsetof(struct udphdr, check) */
+
+/* l4_csum_fill writes the complete checksum of the l4_len-byte segment at
+ * frame offset l4_off, whose checksum field (at csum_off in the segment)
+ * holds zero, given the sum of its pseudo-header. Returns 0, or -1 for a
+ * segment beyond the frame or longer than XLB_CSUM_MAX_LEN. */
+static __always_inline int l4_csum_fill(struct xdp_md *ctx, __u32 l4_off,
+					__u32 l4_len, __u32 pseudo,
+					__u32 csum_off)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *l4 = (void *)(long)ctx->data;
+	__u32 whole = l4_len & ~(XLB_CSUM_CHUNK - 1);
+	int chunks, tail;
+	__u16 *field;
+	__u16 check;
+
+	if (l4_len > XLB_CSUM_MAX_LEN)
+		return -1;
+	chunks = xlb_csum_chunks(ctx, l4_off, l4_len);
+	tail = xlb_csum_tail(ctx, l4_off + whole, l4_len - whole);
+	if (chunks < 0 || tail < 0)
+		return -1;
+	check = ~csum_fold32(pseudo + chunks + tail);
+	if (csum_off == XLB_UDP_CSUM_OFF && check == 0)
+		check = 0xffff; /* 0 would mean "no checksum" */
+	/* see xlb_csum_chunks for the mask */
+	l4 += l4_off & (XLB_CSUM_MAX_LEN - 1);
+	field = l4 + (csum_off == XLB_UDP_CSUM_OFF ? XLB_UDP_CSUM_OFF
+						   : XLB_TCP_CSUM_OFF);
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	*field = check;
+	return 0;
+}
+
 /* nat_rewrite rewrites pkt so that it goes to->src:sport -> to->dst:dport,
  * and leaves pkt->tuple describing the packet as it now is. */
 static __always_inline int nat_rewrite(struct pkt *pkt,
 				       const struct xlb_tuple *to)
 {
+	__u16 partial = csum_fold32(l4_pseudo_sum(&pkt->tuple, pkt->l4_len));
 	struct csum_delta l4d = {};
+	__u32 csum_off;
 	int ret;
 
 	ret = nat_rewrite_l3(pkt, to, &l4d);
@@ -90,6 +160,11 @@ static __always_inline int nat_rewrite(struct pkt *pkt,
 			return XDP_ABORTED;
 		tcp->source = to->sport;
 		tcp->dest = to->dport;
+		csum_off = XLB_TCP_CSUM_OFF;
+		if (tcp->check == partial) {
+			tcp->check = 0;
+			goto full;
+		}
 		tcp->check = csum_apply(tcp->check, &l4d);
 	} else {
 		struct udphdr *udp = pkt->l4;
@@ -98,9 +173,36 @@ static __always_inline int nat_rewrite(struct pkt *pkt,
 			return XDP_ABORTED;
 		udp->source = to->sport;
 		udp->dest = to->dport;
+		csum_off = XLB_UDP_CSUM_OFF;
+		if (udp->check == partial) {
+			udp->check = 0;
+			goto full;
+		}
 		udp->check = csum_apply_udp(udp->check, &l4d);
 	}
 	pkt->tuple = *to;
+	return XLB_CONTINUE;
+
+full:
+	/* CHECKSUM_PARTIAL (see the top of this file): the segment is summed
+	 * by nat_finish, once the packet has its verdict */
+	pkt->csum_off = csum_off;
+	pkt->tuple = *to;
+	return XLB_CONTINUE;
+}
+
+/* nat_finish completes the checksum nat_rewrite left to it. A call of its
+ * own after the rewrite, so that the verifier follows the summing (two
+ * global functions) once per caller rather than once per rewrite path. */
+static __always_inline int nat_finish(struct xdp_md *ctx, struct pkt *pkt)
+{
+	if (!pkt->csum_off)
+		return XLB_CONTINUE;
+	/* pkt->tuple is the rewritten packet's */
+	if (l4_csum_fill(ctx, pkt->l4_off, pkt->l4_len,
+			 l4_pseudo_sum(&pkt->tuple, pkt->l4_len),
+			 pkt->csum_off))
+		return count_drop(DROP_L4_TRUNCATED);
 	return XLB_CONTINUE;
 }
 

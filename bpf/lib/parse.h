@@ -35,10 +35,19 @@ struct pkt {
 	void *l4; /* struct tcphdr, udphdr, icmphdr or icmp6hdr; 8+ bytes */
 	struct xlb_tuple tuple;
 	__u32 len;	/* frame length, for byte counters */
+	__u16 ip_len;	/* IP packet, headers included (what the MTU limits;
+			 * parse checked it fits the frame, so 16 bits) */
+	__u16 l4_len;	/* transport header and payload (UDP: its length) */
+	__u16 l4_off;	/* frame offset of the transport header */
+	__u8 l3_off;	/* frame offset of the IP header (14, or 18 tagged) */
 	__u8 tcp_flags; /* TCP flag byte (FIN 0x01, SYN 0x02, RST 0x04, ACK
 			   0x10) */
-	__u8 pad[3];
-	__u32 now; /* connection-table clock, seconds (conntrack.h) */
+	__u32 now;	/* connection-table clock, seconds (conntrack.h) */
+	/* nat_rewrite leaves the checksum of a CHECKSUM_PARTIAL segment to
+	 * nat_finish: the checksum's offset in the L4 header, or 0 */
+	__u8 csum_off;
+	__u8 pad;
+	__u16 mtu; /* with XLB_TOO_BIG: the egress MTU the packet exceeds */
 };
 
 #define XLB_TCP_FIN 0x01
@@ -94,6 +103,7 @@ static __always_inline int parse_eth(struct xdp_md *ctx, struct pkt *pkt,
 		return count_drop(DROP_ETH_TRUNCATED);
 	proto = eth->h_proto;
 	next = eth + 1;
+	pkt->l3_off = sizeof(*eth);
 	if (proto == bpf_htons(XLB_ETH_P_8021Q) ||
 	    proto == bpf_htons(XLB_ETH_P_8021AD)) {
 		struct vlan_hdr {
@@ -105,6 +115,7 @@ static __always_inline int parse_eth(struct xdp_md *ctx, struct pkt *pkt,
 			return count_drop(DROP_ETH_TRUNCATED);
 		proto = vlan->proto;
 		next = vlan + 1;
+		pkt->l3_off += sizeof(*vlan);
 	}
 	pkt->data_end = data_end;
 	pkt->eth = eth;
@@ -142,6 +153,12 @@ static __always_inline int parse_l4(struct pkt *pkt)
 			return drop_if_vip(t, DROP_L4_TRUNCATED);
 		if (t->family == XLB_AF_INET6 && udp->check == 0)
 			return drop_if_vip(t, DROP_UDP_CSUM_ZERO);
+		/* the length the checksum and the real see: no shorter
+		 * than the header, no longer than the IP payload */
+		if (bpf_ntohs(udp->len) < sizeof(*udp) ||
+		    bpf_ntohs(udp->len) > pkt->l4_len)
+			return drop_if_vip(t, DROP_UDP_LENGTH);
+		pkt->l4_len = bpf_ntohs(udp->len);
 		t->sport = udp->source;
 		t->dport = udp->dest;
 		return XLB_CONTINUE;
@@ -181,6 +198,9 @@ static __always_inline int parse_ipv4(struct pkt *pkt, struct iphdr *iph)
 	t->dst.w[0] = iph->daddr;
 	pkt->l3 = iph;
 	pkt->l4 = (void *)iph + ihl;
+	pkt->ip_len = tot_len;
+	pkt->l4_len = tot_len - ihl;
+	pkt->l4_off = pkt->l3_off + ihl;
 	if (iph->frag_off & bpf_htons(XLB_IP_MF | XLB_IP_OFFSET))
 		return drop_if_vip(t, DROP_FRAGMENT);
 	return parse_l4(pkt);
@@ -205,6 +225,7 @@ static __always_inline bool unsupported_exthdr(__u8 nexthdr)
 static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 {
 	struct xlb_tuple *t = &pkt->tuple;
+	__u32 payload_len, ext_len = 0;
 	__u8 nexthdr;
 	void *next;
 	int i;
@@ -213,7 +234,8 @@ static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 		return count_drop(DROP_IP_TRUNCATED);
 	if (ip6h->version != 6)
 		return count_drop(DROP_IP_VERSION);
-	if ((void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len) > pkt->data_end)
+	payload_len = bpf_ntohs(ip6h->payload_len);
+	if ((void *)(ip6h + 1) + payload_len > pkt->data_end)
 		return count_drop(DROP_IP_LENGTH);
 
 	t->family = XLB_AF_INET6;
@@ -233,9 +255,15 @@ static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 			return drop_if_vip(t, DROP_L4_TRUNCATED);
 		nexthdr = opt->nexthdr;
 		next += (opt->hdrlen + 1) * 8;
+		ext_len += (opt->hdrlen + 1) * 8;
 	}
 	t->proto = nexthdr;
 	pkt->l4 = next;
+	if (ext_len > payload_len)
+		return drop_if_vip(t, DROP_L4_TRUNCATED);
+	pkt->ip_len = sizeof(*ip6h) + payload_len;
+	pkt->l4_len = payload_len - ext_len;
+	pkt->l4_off = pkt->l3_off + sizeof(*ip6h) + ext_len;
 	if (nexthdr == IPPROTO_FRAGMENT)
 		return drop_if_vip(t, DROP_FRAGMENT);
 	if (skippable_exthdr(nexthdr) || unsupported_exthdr(nexthdr))

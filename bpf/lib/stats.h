@@ -17,6 +17,16 @@ static __always_inline int count_drop(enum xlb_drop_reason reason)
 	return XDP_DROP;
 }
 
+/* count_event counts one of the data path's events (enum xlb_event). */
+static __always_inline void count_event(enum xlb_event event)
+{
+	__u32 key = event;
+	__u64 *n = bpf_map_lookup_elem(&event_stats, &key);
+
+	if (n)
+		*n += 1;
+}
+
 /* count_verdict counts the program's final verdict and returns it. */
 static __always_inline int count_verdict(int verdict)
 {

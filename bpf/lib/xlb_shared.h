@@ -185,11 +185,28 @@ enum xlb_drop_reason {
 	DROP_NO_LADDR = 11,	/* FullNAT service without a usable local IP */
 	DROP_NO_LPORT = 12,	/* every local port of the range is in use */
 	DROP_CT_FULL = 13,	/* connection table update failed */
-	DROP_FIB = 14,		/* no route to the destination */
+	DROP_FIB = 14,		/* no route, or its interface is not attached */
 	DROP_UDP_CSUM_ZERO = 15, /* UDP over IPv6 without checksum */
 	DROP_ICMP_INNER = 16,	 /* ICMP error quoting a malformed packet */
+	DROP_NO_NEIGH = 17,	 /* next hop not resolved: the daemon is told */
+	DROP_TCP_NOT_SYN = 18, /* TCP segment other than a SYN, no connection */
+	DROP_UDP_LENGTH = 19,  /* UDP length < 8 or beyond the IP payload */
+	DROP_FRAG_NEEDED = 20, /* above the egress MTU, IPv4 without DF */
+	DROP_TOO_BIG = 21, /* above the egress MTU, ICMP error rate-limited */
 	DROP_REASON_MAX,
 };
+
+/* What the data path did besides forwarding; index of event_stats. */
+enum xlb_event {
+	EVENT_ICMP_TOO_BIG = 0, /* ICMP frag needed / packet too big sent */
+	EVENT_MAX,
+};
+
+#define XLB_EVENT_SLOTS 16 /* event_stats slots, room to grow pinned */
+
+/* drop_stats slots: more than there are reasons, so that a new reason
+ * does not change the pinned map's size. */
+#define XLB_DROP_SLOTS 64
 
 /* Runtime settings, a global variable the Go owner writes. */
 struct xlb_config {
@@ -211,6 +228,17 @@ struct fib_cache_entry {
 	__u32 expires; /* connection-table clock, seconds */
 	__u8 smac[6];
 	__u8 dmac[6];
+	__u32 mtu; /* of the route: larger packets get an ICMP error */
+};
+
+/* neigh_requests record: a next hop bpf_fib_lookup found no neighbour
+ * entry for. XDP cannot resolve it; the daemon does, so that the
+ * sender's retransmission goes through. */
+struct neigh_request {
+	struct xlb_addr addr; /* the gateway, or the destination on-link */
+	__u32 ifindex;	      /* the egress interface */
+	__u8 family;	      /* enum xlb_family */
+	__u8 pad[3];
 };
 
 #endif /* XLB_SHARED_H */

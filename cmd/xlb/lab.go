@@ -44,7 +44,12 @@ func newLabCmd() *cobra.Command {
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Create the lab's namespaces, links and addresses",
-		Args:  noArgs,
+		Long: `Create the lab's namespaces, links and addresses. Every link keeps
+Linux's defaults (checksum offload on, empty neighbour tables) except GRO
+on the veth peers xlb redirects into, which the operator guide asks of
+every such peer. With --bridge the reals share one L2 segment behind the
+balancer's l1, through a bridge in the namespace <name>-sw.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
 			if err != nil {
@@ -71,6 +76,7 @@ func newLabCmd() *cobra.Command {
 			return nil
 		},
 	}
+	up.Flags().BoolVar(&topo.Bridge, "bridge", false, "put the reals behind one bridge (one L2 segment) instead of a link each")
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Remove the lab's namespaces and everything in them",

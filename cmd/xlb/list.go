@@ -108,7 +108,7 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 	var c clientFlags
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Show drops by reason and XDP verdicts",
+		Short: "Show drops by reason, XDP verdicts and frames lost after a redirect",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := c.client().Stats(cmd.Context())
@@ -134,6 +134,14 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 				}
 				fmt.Fprintln(w, "\t")
 			}
+			// Frames lost after a redirect, which no interface counts.
+			fmt.Fprintf(w, "redirect\tframes\n")
+			fmt.Fprintf(w, "tx_failed\t%d\n", st.RedirectTxFailed)
+			fmt.Fprintf(w, "errors\t%d\n", st.RedirectErrors)
+			fmt.Fprintln(w, "\t")
+			// What the data path sent back itself.
+			fmt.Fprintf(w, "icmp sent\tpackets\n")
+			fmt.Fprintf(w, "too_big\t%d\n", st.ICMPTooBigSent)
 			return w.Flush()
 		},
 	}

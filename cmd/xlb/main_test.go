@@ -6,9 +6,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 func run(args ...string) (string, error) {
@@ -53,9 +54,7 @@ func TestCommandLine(t *testing.T) {
 }
 
 func TestDatapathCheck(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to load BPF programs")
-	}
+	testenv.RequireRoot(t, "loads BPF programs")
 	out, err := run("--json", "datapath", "check", "--conn-entries", "4096")
 	if err != nil {
 		t.Fatal(err)

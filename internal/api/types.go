@@ -33,6 +33,17 @@ type Backend interface {
 type Stats struct {
 	Drops    map[string]uint64 `json:"drops"`
 	Verdicts map[string]uint64 `json:"verdicts"`
+	// RedirectTxFailed counts redirected frames the target driver
+	// refused when the devmap was flushed, and RedirectErrors redirects
+	// the kernel refused at once (a veth whose peer has no XDP program
+	// and GRO off: the first before kernel 6.3, the second since). Both
+	// are lost without a trace in any interface counter; they count from
+	// the daemon's start and stay 0 when the monitor could not be opened.
+	RedirectTxFailed uint64 `json:"redirect_tx_failed"`
+	RedirectErrors   uint64 `json:"redirect_errors"`
+	// ICMPTooBigSent counts the ICMP fragmentation-needed and Packet Too
+	// Big errors the data path sent for packets above the egress MTU.
+	ICMPTooBigSent uint64 `json:"icmp_too_big_sent"`
 }
 
 // Counters are packet, byte and connection counters (ipvsadm's columns).

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // appTests are the tests each app scenario must report, in order.
@@ -29,13 +30,9 @@ var appTests = map[string][]string{
 // at the end even when the test fails.
 func appEnv(t *testing.T) *Env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces")
-	}
+	testenv.RequireRoot(t, "builds network namespaces")
 	for _, bin := range []string{"nft", "haproxy", "sockperf", "redis-server", "redis-benchmark", "wrk", "/usr/sbin/nginx", "iperf3"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("needs %s (scripts/deps.sh installs it)", bin)
-		}
+		testenv.RequireTool(t, bin)
 	}
 	return labEnv(t, lab.Topology{Name: fmt.Sprintf("xlbapptest%d", os.Getpid()%100000), Net: 171, Reals: 2})
 }

@@ -113,6 +113,7 @@ func (r *Results) charts(dir string) ([]string, error) {
 		}{
 			{"established client->real", func(c datapath.CostRow) float64 { return c.FwdNs }},
 			{"established real->client", func(c datapath.CostRow) float64 { return c.RevNs }},
+			{"client->real, partial checksum", func(c datapath.CostRow) float64 { return c.PartialNs }},
 			{"non-VIP pass", func(c datapath.CostRow) float64 { return c.PassNs }},
 			{"bare XDP_TX", func(datapath.CostRow) float64 { return r.Cost.TxNs }},
 		} {

@@ -41,6 +41,15 @@ type DUT interface {
 	Teardown(e *Env) error
 }
 
+// synOpener is a DUT that may tell how it treats TCP segments of no
+// known connection.
+type synOpener interface {
+	// OpensOnSYNOnly tells a DUT that forwards a TCP segment of no
+	// known connection only if it is a SYN (IPVS's default, xlb's):
+	// ACK trials open their flows with SYNs first.
+	OpensOnSYNOnly() bool
+}
+
 // dropCounter is a DUT that counts its own drops by reason; trials
 // record what it dropped, to say where the loss happened.
 type dropCounter interface {
@@ -96,6 +105,7 @@ type xlbDUT struct{ d *lab.Daemon }
 
 func (*xlbDUT) Name() string                               { return "xlb" }
 func (*xlbDUT) Balances() bool                             { return true }
+func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return vipTarget(e, v6, varyDst) }
 func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + xlbVersion(e.Self) }
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {

@@ -6,11 +6,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 var xlbBinary string
@@ -20,12 +20,8 @@ func TestMain(m *testing.M) { os.Exit(lab.RunTestsWithXLB(m, &xlbBinary)) }
 // testEnv builds a bench lab with two reals, removed at the end.
 func testEnv(t *testing.T) *Env {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces and runs XDP")
-	}
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("needs nft (scripts/deps.sh installs it)")
-	}
+	testenv.RequireRoot(t, "builds network namespaces and runs XDP")
+	testenv.RequireTool(t, "nft")
 	return labEnv(t, lab.Topology{Name: fmt.Sprintf("xlbd%d", os.Getpid()), Net: uint8(200 + os.Getpid()%50), Reals: 2})
 }
 
@@ -68,7 +64,8 @@ func TestEveryDUTForwards(t *testing.T) {
 			}()
 			specs := []TrialSpec{
 				{Size: 64, L4: UDP, Flows: 100, Vary: "l4-src"},
-				{Size: 128, L4: TCPAck, IPv6: true, Flows: 100, Vary: "l3-src"},
+				// ACKs need their connections opened first (warm-up SYNs)
+				{Size: 128, L4: TCPAck, IPv6: true, Flows: 100, Vary: "l3-src", Warmup: true},
 			}
 			if !dut.Balances() { // forwarders route varying destinations
 				specs = append(specs, TrialSpec{Size: 64, L4: UDP, Flows: 1000, Vary: "l3-both"},

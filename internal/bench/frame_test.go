@@ -9,11 +9,11 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
 
+	"github.com/xlb-dev/xlb/internal/testenv"
 	"github.com/xlb-dev/xlb/internal/xdpsend"
 )
 
@@ -21,9 +21,7 @@ import (
 // and compares each flow's frame byte for byte with the same frame built
 // by gopacket with its checksums computed from scratch.
 func TestGeneratorFrames(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to load BPF programs")
-	}
+	testenv.RequireRoot(t, "loads BPF programs")
 	gen, err := NewGenerator()
 	if err != nil {
 		t.Fatal(err)

@@ -12,15 +12,14 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // testLab builds a lab with one real, named after this process, removed
 // at the end even when the test fails.
 func testLab(t *testing.T) lab.Topology {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces and runs XDP")
-	}
+	testenv.RequireRoot(t, "builds network namespaces and runs XDP")
 	topo := lab.Topology{Name: fmt.Sprintf("xlbb%d", os.Getpid()), Net: uint8(100 + os.Getpid()%50), Reals: 1}
 	t.Cleanup(func() {
 		if err := topo.Down(); err != nil {

@@ -8,11 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // TestSmokeEveryScenario runs every scenario over every DUT with tiny
@@ -20,12 +21,8 @@ import (
 // JSON reads back, the CSV has a row per trial, the report has the
 // scenario's tables, the charts exist in SVG and PNG. It times nothing.
 func TestSmokeEveryScenario(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces and runs XDP")
-	}
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("needs nft (scripts/deps.sh installs it)")
-	}
+	testenv.RequireRoot(t, "builds network namespaces and runs XDP")
+	testenv.RequireTool(t, "nft")
 	for i, tc := range []struct {
 		scenario string
 		opts     Options

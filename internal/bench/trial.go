@@ -82,20 +82,35 @@ func (e *Env) RunTrial(ctx context.Context, dut DUT, s TrialSpec) (Trial, error)
 			return t, err
 		}
 	}
-	f := e.Frame(s.Size, s.L4, dut.Target(e, s.IPv6, vary&VaryDstIP != 0), BenchPort)
-	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
-		return t, err
-	}
-	if s.Warmup && s.Flows > 1 {
-		d := time.Duration(float64(s.Flows) / WarmupRate * float64(time.Second))
+	target := dut.Target(e, s.IPv6, vary&VaryDstIP != 0)
+	f := e.Frame(s.Size, s.L4, target, BenchPort)
+	// A DUT that opens TCP connections on a SYN only (xlb, as IPVS) drops
+	// ACKs of connections never opened: their warm-up opens the flows
+	// with SYNs, even a single one. (nft's conntrack is the other way
+	// round: it picks up a mid-stream ACK, but takes an ACK after a lone
+	// SYN as invalid.)
+	so, ok := dut.(synOpener)
+	synWarmup := ok && so.OpensOnSYNOnly() && s.L4 == TCPAck
+	if s.Warmup && (s.Flows > 1 || synWarmup) {
+		warm := f
+		if synWarmup {
+			warm = e.Frame(s.Size, TCPSyn, target, BenchPort)
+		}
+		if err := e.Gen.Configure(warm, max(s.Flows, 1), vary); err != nil {
+			return t, err
+		}
+		d := time.Duration(float64(max(s.Flows, 1)) / WarmupRate * float64(time.Second))
 		if _, err := e.Gen.Send(ctx, SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: WarmupRate,
-			Duration: d, CPUs: s.CPUs}); err != nil {
+			Duration: max(d, time.Millisecond), CPUs: s.CPUs}); err != nil {
 			return t, fmt.Errorf("warm-up: %w", err)
 		}
 		if _, err := e.settle(); err != nil {
 			return t, err
 		}
-		t.Warmup = s.Flows
+		t.Warmup = max(s.Flows, 1)
+	}
+	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
+		return t, err
 	}
 	before, err := e.Sink.Count()
 	if err != nil {

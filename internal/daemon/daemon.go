@@ -58,6 +58,9 @@ type Daemon struct {
 
 	health        *health.Monitor
 	healthChanges atomic.Uint64 // reals that went up or down
+
+	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
+	neigh     neighbours      // keeps next hops resolved (neigh.go)
 }
 
 // Run starts the daemon and serves until ctx ends or SIGINT/SIGTERM. On the
@@ -146,6 +149,8 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 			return err
 		}
 	}
+	d.startRedirectMonitor(want.Interfaces)
+	d.startNeighbours(want.Interfaces)
 	// Pinned maps from a previous run hold its services: start from what
 	// is there, so unchanged services and reals keep their ids (and
 	// connections) and only the difference is applied.
@@ -165,12 +170,15 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	}
 	d.cfg, d.cur = cfg, want
 	d.syncHealth(want)
+	d.syncNeighbours(want)
 	d.addrs.ifaces = want.Interfaces
 	return d.addrs.sync(hostAddrs(want))
 }
 
 func (d *Daemon) stop() {
 	d.health.Close()
+	d.stopRedirectMonitor()
+	d.stopNeighbours()
 	if err := d.addrs.sync(nil); err != nil {
 		d.log.Warn("remove host addresses", "err", err)
 	}
@@ -275,6 +283,7 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	}
 	d.cfg, d.cur = cfg.Clone(), want
 	d.syncHealth(want)
+	d.syncNeighbours(want)
 	if err := d.addrs.sync(hostAddrs(want)); err != nil {
 		return changes, fmt.Errorf("applied, but host addresses: %w", err)
 	}
@@ -316,7 +325,10 @@ func (d *Daemon) Stats() (api.Stats, error) {
 	for v, n := range verdicts {
 		st.Verdicts[v.String()] = n
 	}
-	return st, nil
+	if st.ICMPTooBigSent, err = d.dp.ICMPTooBigSent(); err != nil {
+		return api.Stats{}, err
+	}
+	return d.withRedirectCounts(st)
 }
 
 // serveAPI listens on the unix socket (mode 0600) and serves the API.

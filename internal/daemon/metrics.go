@@ -29,11 +29,12 @@ type counterSource interface {
 type collector struct {
 	d counterSource
 
-	svcPackets, svcBytes, svcConns       *prometheus.Desc
-	realPackets, realBytes, realConns    *prometheus.Desc
-	realActive, realInactive, realWeight *prometheus.Desc
-	realUp                               *prometheus.Desc
-	drops, verdicts, up, scrapeErrors    *prometheus.Desc
+	svcPackets, svcBytes, svcConns               *prometheus.Desc
+	realPackets, realBytes, realConns            *prometheus.Desc
+	realActive, realInactive, realWeight         *prometheus.Desc
+	realUp                                       *prometheus.Desc
+	drops, verdicts, up, scrapeErrors            *prometheus.Desc
+	redirectTxFailed, redirectErrors, icmpTooBig *prometheus.Desc
 }
 
 var (
@@ -62,12 +63,19 @@ func newCollector(d counterSource) *collector {
 		verdicts:     desc("xdp_verdicts_total", "Packets by final XDP action.", "verdict"),
 		up:           desc("up", "1 when the daemon reads its data path."),
 		scrapeErrors: desc("scrape_errors", "1 when this scrape could not read some counters."),
+		redirectTxFailed: desc("redirect_tx_failed_total",
+			"Redirected frames the target driver refused at the devmap flush, lost silently (e.g. a veth whose peer has no XDP program and GRO off, kernels before 6.3)."),
+		redirectErrors: desc("redirect_errors_total",
+			"Redirects the kernel refused at once, lost silently (e.g. into a veth whose peer has no XDP program and GRO off, kernel 6.3+)."),
+		icmpTooBig: desc("icmp_too_big_sent_total",
+			"ICMP fragmentation-needed / Packet Too Big errors sent for packets above the egress MTU."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.realPackets, c.realBytes,
-		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors} {
+		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors,
+		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig} {
 		ch <- d
 	}
 }
@@ -109,6 +117,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	stats, err := c.d.Stats()
 	if err != nil {
 		failed = 1
+	} else {
+		counter(c.redirectTxFailed, stats.RedirectTxFailed)
+		counter(c.redirectErrors, stats.RedirectErrors)
+		counter(c.icmpTooBig, stats.ICMPTooBigSent)
 	}
 	for reason, n := range stats.Drops {
 		counter(c.drops, n, reason)

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 func TestServiceValidation(t *testing.T) {
@@ -168,7 +170,7 @@ func TestPinnedMapsSurviveReload(t *testing.T) {
 	requireRoot(t)
 	dir := filepath.Join("/sys/fs/bpf", fmt.Sprintf("xlbt-%d-%s", os.Getpid(), t.Name()))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Skipf("no bpffs at /sys/fs/bpf: %v", err)
+		testenv.Unavailable(t, "no bpffs at /sys/fs/bpf: %v", err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 

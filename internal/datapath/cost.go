@@ -34,7 +34,7 @@ const costRounds = 3
 type CostOptions struct {
 	Conns  []int    // connection-table sizes (default 1k, 10k, 100k, 1M, 10M; 10M needs 2.1 GiB)
 	Repeat int      // runs per figure (default 1M)
-	Rows   []string // only these rows: pass, new, fwd, rev (default all)
+	Rows   []string // only these rows: pass, new, fwd, rev, partial (default all)
 	// Namespace names the network namespace the measurement builds
 	// (default xlbcost-PID); it is removed at the end.
 	Namespace string
@@ -48,7 +48,11 @@ type CostRow struct {
 	FwdNs     float64 `json:"established_fwd_ns"`   // client -> real, established
 	FwdHoldNs float64 `json:"established_first_ns"` // the same, first packet in a 16 s hold period
 	RevNs     float64 `json:"established_rev_ns"`   // real -> client
-	Ct4Bytes  uint64  `json:"ct4_bytes"`            // the IPv4 table sized for 2 x Conns entries
+	// PartialNs is client -> real, established, for a 128-byte frame
+	// whose TCP checksum is partial (a sender with checksum offload):
+	// its segment is summed whole
+	PartialNs float64 `json:"established_partial_csum_ns"`
+	Ct4Bytes  uint64  `json:"ct4_bytes"` // the IPv4 table sized for 2 x Conns entries
 }
 
 // CostTable is the measurement: the XDP_TX baseline and a row per size.
@@ -131,12 +135,34 @@ func (e *nsEnv) fillConns(n int, realID uint16) error {
 
 // tcpFrame is an untagged IPv4 TCP frame with a short payload.
 func tcpFrame(srcMAC, dstMAC net.HardwareAddr, src, dst netip.AddrPort, syn bool) []byte {
+	return tcpFrameWith(srcMAC, dstMAC, src, dst, syn, []byte("hello xlb"))
+}
+
+// partialTCPFrame is tcpFrame filling progbench.FrameLen, its checksum
+// field holding the folded pseudo-header sum only, as a sender with TX
+// checksum offload hands it over (CHECKSUM_PARTIAL).
+func partialTCPFrame(srcMAC, dstMAC net.HardwareAddr, src, dst netip.AddrPort) []byte {
+	b := tcpFrameWith(srcMAC, dstMAC, src, dst, false, make([]byte, progbench.FrameLen-14-20-20))
+	seg := len(b) - costOffSport
+	var sum uint32
+	for off := costOffSrc4; off < costOffSrc4+8; off += 2 {
+		sum += uint32(binary.BigEndian.Uint16(b[off:]))
+	}
+	sum += 6 + uint32(seg)
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(b[costOffTCPCsum:], uint16(sum))
+	return b
+}
+
+func tcpFrameWith(srcMAC, dstMAC net.HardwareAddr, src, dst netip.AddrPort, syn bool, payload []byte) []byte {
 	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: 64, Protocol: layers.IPProtocolTCP, SrcIP: src.Addr().AsSlice(), DstIP: dst.Addr().AsSlice()}
 	tcp := &layers.TCP{SrcPort: layers.TCPPort(src.Port()), DstPort: layers.TCPPort(dst.Port()), Seq: 1, Window: 65535, SYN: syn, ACK: !syn}
 	_ = tcp.SetNetworkLayerForChecksum(ip)
 	buf := gopacket.NewSerializeBuffer()
 	_ = gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
-		&layers.Ethernet{SrcMAC: srcMAC, DstMAC: dstMAC, EthernetType: layers.EthernetTypeIPv4}, ip, tcp, gopacket.Payload("hello xlb"))
+		&layers.Ethernet{SrcMAC: srcMAC, DstMAC: dstMAC, EthernetType: layers.EthernetTypeIPv4}, ip, tcp, gopacket.Payload(payload))
 	return buf.Bytes()
 }
 
@@ -146,22 +172,29 @@ const (
 	costOffDst4  = 14 + 16
 	costOffSport = 14 + 20
 	costOffDport = 14 + 20 + 2
+	// the TCP checksum
+	costOffTCPCsum = 14 + 20 + 16
 )
 
 // costRun builds one row's harness run over the n connections of the
-// table: "pass" to another destination, "fwd" client -> VIP, "rev" real
-// -> local IP, "new" a client never seen before on every run.
+// table: "pass" to another destination, "fwd" client -> VIP, "partial"
+// the same with a partial checksum, "rev" real -> local IP, "new" a
+// client never seen before on every run.
 func (e *nsEnv) costRun(n, repeat int, kind string) progbench.Run {
 	flows := min(n, progbench.MaxFlows)
 	stride := max(1, n/flows)
 	r := progbench.Run{Repeat: repeat}
 	dst := netip.AddrPortFrom(vip4, 80)
 	switch kind {
-	case "pass", "fwd":
+	case "pass", "fwd", "partial":
 		if kind == "pass" {
 			dst = netip.MustParseAddrPort("10.0.3.3:80")
 		}
 		r.Frame = tcpFrame(clientMAC, e.clientIf.HardwareAddr, netip.AddrPortFrom(client4, 10000), dst, false)
+		if kind == "partial" {
+			r.Frame = partialTCPFrame(clientMAC, e.clientIf.HardwareAddr, netip.AddrPortFrom(client4, 10000), dst)
+			r.PartialCsumOffset = costOffTCPCsum
+		}
 		r.AddrOffset, r.PortOffset = costOffSrc4, costOffSport
 		for j := 0; j < flows; j++ {
 			client, cport, _, _ := costConn(j * stride)
@@ -296,6 +329,7 @@ func measureRow(o CostOptions, n int, tx *ebpf.Program, h *progbench.Harness, ta
 		{"fwd", &row.FwdHoldNs, XDPRedirect, 1},
 		{"fwd", &row.FwdNs, XDPRedirect, costRounds},
 		{"rev", &row.RevNs, XDPRedirect, costRounds},
+		{"partial", &row.PartialNs, XDPRedirect, costRounds},
 		{"new", &row.NewNs, XDPRedirect, costRounds},
 	} {
 		if !want(m.kind) {
@@ -327,11 +361,11 @@ func measureRow(o CostOptions, n int, tx *ebpf.Program, h *progbench.Harness, ta
 func (t CostTable) Markdown() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "bare XDP_TX through the harness: %.1f ns/packet (alone, no harness: %.1f ns)\n\n", t.TxNs, t.TxAloneNs)
-	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | ct4 memory for 2n entries |\n")
-	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | client->real, partial checksum (128 B frame) | ct4 memory for 2n entries |\n")
+	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	r := func(ns float64) string { return fmt.Sprintf("%.1f ns (%.2fx)", ns, ns/t.TxNs) }
 	for _, row := range t.Rows {
-		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %.1f MiB |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), float64(row.Ct4Bytes)/(1<<20))
+		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs), float64(row.Ct4Bytes)/(1<<20))
 	}
 	if len(t.Rows) > 2 {
 		ref, last := t.Rows[1], t.Rows[len(t.Rows)-1]

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // testEnv is an nsEnv that reports to a test.
@@ -21,9 +23,7 @@ var nsCounter atomic.Int32
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: loads BPF programs and creates network namespaces")
-	}
+	testenv.RequireRoot(t, "loads BPF programs and creates network namespaces")
 }
 
 func ipCmd(t testing.TB, args ...string) {

@@ -96,6 +96,9 @@ func validFrame(b []byte, minTTL byte) (frameInfo, error) {
 		if fi.proto == 17 && fi.v6 && binary.BigEndian.Uint16(l4[6:]) == 0 {
 			return fi, fmt.Errorf("ipv6 udp without checksum")
 		}
+		if ulen := int(binary.BigEndian.Uint16(l4[4:])); fi.proto == 17 && (ulen < 8 || ulen > fi.end-fi.l4) {
+			return fi, fmt.Errorf("udp length %d", ulen)
+		}
 	default:
 		return fi, fmt.Errorf("protocol %d", fi.proto)
 	}

@@ -190,7 +190,7 @@ func (d *Datapath) ZeroCounters(k *ServiceKey) error {
 		}
 	}
 	zeros := make([]uint64, d.cpus)
-	for _, m := range []*ebpf.Map{d.objs.DropStats, d.objs.VerdictStats} {
+	for _, m := range []*ebpf.Map{d.objs.DropStats, d.objs.VerdictStats, d.objs.EventStats} {
 		for i := range m.MaxEntries() {
 			if err := m.Put(i, zeros); err != nil {
 				return fmt.Errorf("zero %s[%d]: %w", m, i, err)

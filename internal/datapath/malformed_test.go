@@ -74,6 +74,25 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 			return b
 		}(), DropL4Truncated},
 		{"ipv6 udp checksum 0", func() []byte { b := udp6(); b[ethLen+ipv6Len+6], b[ethLen+ipv6Len+7] = 0, 0; return b }(), DropUDPChecksumZero},
+		// strict L4: only a SYN opens a connection; UDP lengths must fit
+		{"tcp ack without connection", e.clientPkt(v4, TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
+		{"tcp no flags", e.clientPkt(v4, TCP, 40002, 80, "").frame(t), DropTCPNotSYN},
+		{"tcp syn-ack", e.clientPkt(v4, TCP, 40003, 80, "SA").frame(t), DropTCPNotSYN},
+		{"tcp syn-fin", e.clientPkt(v4, TCP, 40004, 80, "SF").frame(t), DropTCPNotSYN},
+		{"tcp rst", e.clientPkt(v4, TCP, 40005, 80, "R").frame(t), DropTCPNotSYN},
+		{"tcp fin", e.clientPkt(v4, TCP, 40006, 80, "F").frame(t), DropTCPNotSYN},
+		{"ipv6 tcp ack without connection", e.clientPkt(v6, TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
+		{"udp length 7", func() []byte { b := udp4(); binary.BigEndian.PutUint16(b[l4v4+4:], 7); return b }(), DropUDPLength},
+		{"udp length beyond payload", func() []byte {
+			b := udp4()
+			binary.BigEndian.PutUint16(b[l4v4+4:], uint16(len(b)-l4v4+1))
+			return b
+		}(), DropUDPLength},
+		{"ipv6 udp length beyond payload", func() []byte {
+			b := udp6()
+			binary.BigEndian.PutUint16(b[ethLen+ipv6Len+4:], uint16(len(b)-ethLen-ipv6Len+2))
+			return b
+		}(), DropUDPLength},
 		{"ipv6 hop limit 1", func() []byte { p := e.clientPkt(v6, UDP, 40000, 53, ""); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

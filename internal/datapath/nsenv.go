@@ -26,6 +26,9 @@ type nsEnv struct {
 	ns       string
 	clientIf *net.Interface
 	realIf   *net.Interface
+	// ingress, when set, is the interface BPF_PROG_RUN says frames came
+	// in on (else the kernel's default, the loopback device)
+	ingress *net.Interface
 }
 
 // The namespace's addresses.
@@ -71,10 +74,11 @@ func newNSEnv(ns string, opts Options) (e *nsEnv, err error) {
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("ip netns add %s: %w: %s", ns, err, out)
 	}
-	e = &nsEnv{ns: ns}
+	built := &nsEnv{ns: ns}
+	e = built
 	defer func() {
 		if err != nil {
-			e.Close()
+			built.Close() // e is nil by then
 		}
 	}()
 	cmds := [][]string{
@@ -197,6 +201,11 @@ func (e *nsEnv) runOnce(frame []byte) (Verdict, []byte, error) {
 	)
 	e.inNS(func() {
 		opts := &ebpf.RunOptions{Data: frame, DataOut: out}
+		if e.ingress != nil {
+			// struct xdp_md: data, data_end, data_meta, ingress_ifindex,
+			// rx_queue_index, egress_ifindex
+			opts.Context = [6]uint32{1: uint32(len(frame)), 3: uint32(e.ingress.Index)}
+		}
 		ret, err = e.dp.Program().Run(opts)
 		out = opts.DataOut
 	})

@@ -156,8 +156,15 @@ func TestDownRealLeavesSchedule(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("flushed %d connections (%v), want 1", n, err)
 	}
-	if got := e.realOf(next); got == f.real(1) {
-		t.Error("after the flush, the connection's next packet still went to the down real")
+	// (a segment of no connection is not a new one: dropped, as IPVS does)
+	before, err := e.dp.Drops()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.expect(next.frame(t), XDPDrop, nil)
+	if after, err := e.dp.Drops(); err != nil || after[DropTCPNotSYN] != before[DropTCPNotSYN]+1 {
+		t.Errorf("after the flush, the connection's next packet: tcp_not_syn drops %d -> %d (%v), want one more",
+			before[DropTCPNotSYN], after[DropTCPNotSYN], err)
 	}
 
 	if err := e.dp.SetRealHealth(key, netip.AddrPortFrom(f.real(1), 80), true); err != nil {

@@ -146,6 +146,16 @@ func sumPerCPU(m *ebpf.Map, n int) ([]uint64, error) {
 	return out, nil
 }
 
+// ICMPTooBigSent returns how many ICMP fragmentation-needed and Packet
+// Too Big errors the data path has sent (pmtu.h).
+func (d *Datapath) ICMPTooBigSent() (uint64, error) {
+	counts, err := sumPerCPU(d.objs.EventStats, int(xlbXlbEventEVENT_MAX))
+	if err != nil {
+		return 0, err
+	}
+	return counts[xlbXlbEventEVENT_ICMP_TOO_BIG], nil
+}
+
 // Drops returns the packets dropped so far, by reason.
 func (d *Datapath) Drops() (map[DropReason]uint64, error) {
 	counts, err := sumPerCPU(d.objs.DropStats, int(numDropReasons))

@@ -56,6 +56,7 @@ type xlbFibCacheEntry struct {
 	Expires uint32
 	Smac    [6]uint8
 	Dmac    [6]uint8
+	Mtu     uint32
 }
 
 type xlbFibCacheKey struct {
@@ -64,11 +65,26 @@ type xlbFibCacheKey struct {
 	Family uint32
 }
 
+type xlbIcmpBudget struct {
+	_      structs.HostLayout
+	Second uint64
+	Sent   uint32
+	Pad    uint32
+}
+
 type xlbLaddr struct {
 	_      structs.HostLayout
 	Addr   xlbXlbAddr
 	Family uint8
 	Pad    [3]uint8
+}
+
+type xlbNeighRequest struct {
+	_       structs.HostLayout
+	Addr    xlbXlbAddr
+	Ifindex uint32
+	Family  uint8
+	Pad     [3]uint8
 }
 
 type xlbPersistEntry struct {
@@ -141,31 +157,72 @@ type xlbXlbCounters struct {
 	OutBytes   uint64
 }
 
+type xlbXlbDropReason uint32
+
+const (
+	xlbXlbDropReasonDROP_ETH_TRUNCATED xlbXlbDropReason = 0
+	xlbXlbDropReasonDROP_IP_TRUNCATED  xlbXlbDropReason = 1
+	xlbXlbDropReasonDROP_IP_VERSION    xlbXlbDropReason = 2
+	xlbXlbDropReasonDROP_IP_IHL        xlbXlbDropReason = 3
+	xlbXlbDropReasonDROP_IP_LENGTH     xlbXlbDropReason = 4
+	xlbXlbDropReasonDROP_FRAGMENT      xlbXlbDropReason = 5
+	xlbXlbDropReasonDROP_IPV6EXTHDR    xlbXlbDropReason = 6
+	xlbXlbDropReasonDROP_L4TRUNCATED   xlbXlbDropReason = 7
+	xlbXlbDropReasonDROP_TCP_DOFF      xlbXlbDropReason = 8
+	xlbXlbDropReasonDROP_TTL_EXPIRED   xlbXlbDropReason = 9
+	xlbXlbDropReasonDROP_NO_REAL       xlbXlbDropReason = 10
+	xlbXlbDropReasonDROP_NO_LADDR      xlbXlbDropReason = 11
+	xlbXlbDropReasonDROP_NO_LPORT      xlbXlbDropReason = 12
+	xlbXlbDropReasonDROP_CT_FULL       xlbXlbDropReason = 13
+	xlbXlbDropReasonDROP_FIB           xlbXlbDropReason = 14
+	xlbXlbDropReasonDROP_UDP_CSUM_ZERO xlbXlbDropReason = 15
+	xlbXlbDropReasonDROP_ICMP_INNER    xlbXlbDropReason = 16
+	xlbXlbDropReasonDROP_NO_NEIGH      xlbXlbDropReason = 17
+	xlbXlbDropReasonDROP_TCP_NOT_SYN   xlbXlbDropReason = 18
+	xlbXlbDropReasonDROP_UDP_LENGTH    xlbXlbDropReason = 19
+	xlbXlbDropReasonDROP_FRAG_NEEDED   xlbXlbDropReason = 20
+	xlbXlbDropReasonDROP_TOO_BIG       xlbXlbDropReason = 21
+	xlbXlbDropReasonDROP_REASON_MAX    xlbXlbDropReason = 22
+)
+
+type xlbXlbEvent uint32
+
+const (
+	xlbXlbEventEVENT_ICMP_TOO_BIG xlbXlbEvent = 0
+	xlbXlbEventEVENT_MAX          xlbXlbEvent = 1
+)
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xlbMapCt4             = "ct4"
-	xlbMapCt6             = "ct6"
-	xlbMapDropStats       = "drop_stats"
-	xlbMapFibCache        = "fib_cache"
-	xlbMapLaddrs          = "laddrs"
-	xlbMapLocalAddrFilter = "local_addr_filter"
-	xlbMapLocalAddrs      = "local_addrs"
-	xlbMapLportCursors    = "lport_cursors"
-	xlbMapPersist         = "persist"
-	xlbMapRealNexthops    = "real_nexthops"
-	xlbMapRealStats       = "real_stats"
-	xlbMapReals           = "reals"
-	xlbMapSchedCursors    = "sched_cursors"
-	xlbMapSchedTables     = "sched_tables"
-	xlbMapServices        = "services"
-	xlbMapSvcStats        = "svc_stats"
-	xlbMapSvcVips         = "svc_vips"
-	xlbMapTxPorts         = "tx_ports"
-	xlbMapVerdictStats    = "verdict_stats"
-	xlbProgXlbXdp         = "xlb_xdp"
-	xlbVarXlbCfg          = "xlb_cfg"
+	xlbMapCt4              = "ct4"
+	xlbMapCt6              = "ct6"
+	xlbMapDropStats        = "drop_stats"
+	xlbMapEventStats       = "event_stats"
+	xlbMapFibCache         = "fib_cache"
+	xlbMapIcmpBudgets      = "icmp_budgets"
+	xlbMapLaddrs           = "laddrs"
+	xlbMapLocalAddrFilter  = "local_addr_filter"
+	xlbMapLocalAddrs       = "local_addrs"
+	xlbMapLportCursors     = "lport_cursors"
+	xlbMapNeighRequests    = "neigh_requests"
+	xlbMapPersist          = "persist"
+	xlbMapRealNexthops     = "real_nexthops"
+	xlbMapRealStats        = "real_stats"
+	xlbMapReals            = "reals"
+	xlbMapSchedCursors     = "sched_cursors"
+	xlbMapSchedTables      = "sched_tables"
+	xlbMapServices         = "services"
+	xlbMapSvcStats         = "svc_stats"
+	xlbMapSvcVips          = "svc_vips"
+	xlbMapTxPorts          = "tx_ports"
+	xlbMapVerdictStats     = "verdict_stats"
+	xlbProgXlbXdp          = "xlb_xdp"
+	xlbVarDropReasonType   = "drop_reason_type"
+	xlbVarEventType        = "event_type"
+	xlbVarNeighRequestType = "neigh_request_type"
+	xlbVarXlbCfg           = "xlb_cfg"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -220,11 +277,14 @@ type xlbMapSpecs struct {
 	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
+	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
 	FibCache        *ebpf.MapSpec `ebpf:"fib_cache"`
+	IcmpBudgets     *ebpf.MapSpec `ebpf:"icmp_budgets"`
 	Laddrs          *ebpf.MapSpec `ebpf:"laddrs"`
 	LocalAddrFilter *ebpf.MapSpec `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
 	LportCursors    *ebpf.MapSpec `ebpf:"lport_cursors"`
+	NeighRequests   *ebpf.MapSpec `ebpf:"neigh_requests"`
 	Persist         *ebpf.MapSpec `ebpf:"persist"`
 	RealNexthops    *ebpf.MapSpec `ebpf:"real_nexthops"`
 	RealStats       *ebpf.MapSpec `ebpf:"real_stats"`
@@ -242,7 +302,10 @@ type xlbMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
-	XlbCfg *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
+	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
+	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
+	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -268,11 +331,14 @@ type xlbMaps struct {
 	Ct4             *ebpf.Map `ebpf:"ct4"`
 	Ct6             *ebpf.Map `ebpf:"ct6"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
+	EventStats      *ebpf.Map `ebpf:"event_stats"`
 	FibCache        *ebpf.Map `ebpf:"fib_cache"`
+	IcmpBudgets     *ebpf.Map `ebpf:"icmp_budgets"`
 	Laddrs          *ebpf.Map `ebpf:"laddrs"`
 	LocalAddrFilter *ebpf.Map `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
 	LportCursors    *ebpf.Map `ebpf:"lport_cursors"`
+	NeighRequests   *ebpf.Map `ebpf:"neigh_requests"`
 	Persist         *ebpf.Map `ebpf:"persist"`
 	RealNexthops    *ebpf.Map `ebpf:"real_nexthops"`
 	RealStats       *ebpf.Map `ebpf:"real_stats"`
@@ -291,11 +357,14 @@ func (m *xlbMaps) Close() error {
 		m.Ct4,
 		m.Ct6,
 		m.DropStats,
+		m.EventStats,
 		m.FibCache,
+		m.IcmpBudgets,
 		m.Laddrs,
 		m.LocalAddrFilter,
 		m.LocalAddrs,
 		m.LportCursors,
+		m.NeighRequests,
 		m.Persist,
 		m.RealNexthops,
 		m.RealStats,
@@ -314,7 +383,10 @@ func (m *xlbMaps) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
-	XlbCfg *ebpf.Variable `ebpf:"xlb_cfg"`
+	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
+	EventType        *ebpf.Variable `ebpf:"event_type"`
+	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
+	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.

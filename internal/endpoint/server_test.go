@@ -6,10 +6,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net/netip"
-	"os"
 	"testing"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 const (
@@ -21,9 +22,7 @@ const (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (BPF)")
-	}
+	testenv.RequireRoot(t, "BPF")
 }
 
 // run runs prog once on in and returns its action and output frame.

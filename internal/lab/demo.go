@@ -93,12 +93,14 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 	return answers, listing.Write(w, st, listing.Options{Stats: true})
 }
 
-// waitServers waits until every real answers HTTP directly from the lb.
+// waitServers waits until every real answers HTTP, asked inside the
+// real's own namespace: the balancer never talks to a real before xlb
+// does, as on a host that has just booted.
 func waitServers(ctx context.Context, t Topology) error {
 	for i := 1; i <= t.Reals; i++ {
 		addr := netip.AddrPortFrom(t.RealAddr(i), ServicePort).String()
 		deadline := time.Now().Add(10 * time.Second)
-		for InNamespace(t.LB(), func() error { _, err := httpGet(ctx, addr); return err }) != nil {
+		for InNamespace(t.Real(i), func() error { _, err := httpGet(ctx, addr); return err }) != nil {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("real%d does not answer on %s", i, addr)
 			}
@@ -113,7 +115,12 @@ func waitServers(ctx context.Context, t Topology) error {
 // namespace (http.Client would dial from goroutines of its own, in the
 // host's namespace).
 func httpGet(ctx context.Context, addr string) (string, error) {
-	d := net.Dialer{Timeout: 3 * time.Second}
+	return httpGetWithin(ctx, addr, 3*time.Second)
+}
+
+// httpGetWithin is httpGet with a connection timeout of its own.
+func httpGetWithin(ctx context.Context, addr string, connect time.Duration) (string, error) {
+	d := net.Dialer{Timeout: connect}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return "", err

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // xlbBinary is the xlb binary TestMain builds: the tests run it as the
@@ -24,13 +26,9 @@ func TestMain(m *testing.M) { os.Exit(RunTestsWithXLB(m, &xlbBinary)) }
 // even when the test fails.
 func testTopology(t *testing.T, reals int) Topology {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: builds network namespaces and loads XDP")
-	}
+	testenv.RequireRoot(t, "builds network namespaces and loads XDP")
 	for _, tool := range []string{"ip", "ethtool", "nsenter"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (scripts/deps.sh installs it)", tool)
-		}
+		testenv.RequireTool(t, tool)
 	}
 	topo := Topology{Name: fmt.Sprintf("xlbt%d", os.Getpid()), Net: uint8(150 + os.Getpid()%50), Reals: reals}
 	t.Cleanup(func() {

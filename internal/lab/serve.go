@@ -34,7 +34,9 @@ func (s *StreamPattern) Read(p []byte) (int, error) {
 // answering "<name> <peer address> <datagram>". The peer address shows
 // what FullNAT did: the balancer's local IP, not the client.
 // GET /stream?bytes=N answers N bytes of StreamPattern with the real's
-// name in the X-Real header (the long-lived connection of the tests).
+// name in the X-Real header (the long-lived connection of the tests);
+// POST /upload reads the body (at most maxStream bytes) and answers
+// "<name> <bytes> <sum of the bytes mod 2^32>".
 func Serve(ctx context.Context, name, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -59,6 +61,14 @@ func Serve(ctx context.Context, name, addr string) error {
 		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 		_, _ = io.CopyN(w, &StreamPattern{}, n)
 	})
+	mux.HandleFunc("/upload", func(w http.ResponseWriter, r *http.Request) {
+		n, sum, err := byteSum(io.LimitReader(r.Body, maxStream))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, "%s %d %d\n", name, n, sum)
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -80,4 +90,23 @@ func Serve(ctx context.Context, name, addr string) error {
 		return fmt.Errorf("serve http: %w", err)
 	}
 	return nil
+}
+
+// byteSum reads r to its end and returns how many bytes it gave and their
+// sum mod 2^32 (what /upload answers).
+func byteSum(r io.Reader) (n int64, sum uint32, err error) {
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := r.Read(buf)
+		for _, b := range buf[:k] {
+			sum += uint32(b)
+		}
+		n += int64(k)
+		if errors.Is(err, io.EOF) {
+			return n, sum, nil
+		}
+		if err != nil {
+			return n, sum, err
+		}
+	}
 }

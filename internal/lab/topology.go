@@ -20,6 +20,11 @@ type Topology struct {
 	Name  string // namespace prefix, e.g. "xlb" gives xlb-client, xlb-lb, xlb-real1
 	Net   uint8  // second octet of every address (10.Net.0.0/16)
 	Reals int    // number of real servers, 1..50
+	// Bridge puts every real on one L2 segment behind the balancer's
+	// interface l1: a bridge in a namespace of its own (<name>-sw), as a
+	// switch in front of a server rack. Without it each real has a
+	// point-to-point link of its own (l1, l2, ...).
+	Bridge bool `json:",omitempty"`
 }
 
 // Default is the lab `xlb lab up` builds.
@@ -39,6 +44,7 @@ func (t Topology) validate() error {
 func (t Topology) Client() string    { return t.Name + "-client" }
 func (t Topology) LB() string        { return t.Name + "-lb" }
 func (t Topology) Real(i int) string { return fmt.Sprintf("%s-real%d", t.Name, i) }
+func (t Topology) Switch() string    { return t.Name + "-sw" }
 func (t Topology) addr(c, d int) netip.Addr {
 	return netip.AddrFrom4([4]byte{10, t.Net, byte(c), byte(d)})
 }
@@ -58,9 +64,24 @@ func (t Topology) ClientAddr6() netip.Addr { return t.addr6(1, 2) }
 func (t Topology) VIP6() netip.Addr        { return t.addr6(0, 0x10) }
 func (t Topology) LocalIP6() netip.Addr    { return t.addr6(2, 0xfe) }
 
-// RealAddr is real i's address (1-based); RealAddr6 its IPv6 address.
-func (t Topology) RealAddr(i int) netip.Addr  { return t.addr(10+i, 2) }
-func (t Topology) RealAddr6(i int) netip.Addr { return t.addr6(10+i, 2) }
+// bridgeNet is the third octet of the bridged reals' subnet.
+const bridgeNet = 10
+
+// RealAddr is real i's address (1-based); RealAddr6 its IPv6 address:
+// 10.Net.(10+i).2 on a link of its own, 10.Net.10.(10+i) on the bridge.
+func (t Topology) RealAddr(i int) netip.Addr {
+	if t.Bridge {
+		return t.addr(bridgeNet, 10+i)
+	}
+	return t.addr(10+i, 2)
+}
+
+func (t Topology) RealAddr6(i int) netip.Addr {
+	if t.Bridge {
+		return t.addr6(bridgeNet, 0x10+i)
+	}
+	return t.addr6(10+i, 2)
+}
 
 // prefixes are the lab's whole address ranges.
 func (t Topology) prefixes() []string {
@@ -71,6 +92,9 @@ func (t Topology) prefixes() []string {
 // one per real.
 func (t Topology) LBInterfaces() []string {
 	out := []string{"l0"}
+	if t.Bridge {
+		return append(out, "l1")
+	}
 	for i := 1; i <= t.Reals; i++ {
 		out = append(out, fmt.Sprintf("l%d", i))
 	}
@@ -82,6 +106,9 @@ func (t Topology) Namespaces() []string {
 	out := []string{t.Client(), t.LB()}
 	for i := 1; i <= t.Reals; i++ {
 		out = append(out, t.Real(i))
+	}
+	if t.Bridge {
+		out = append(out, t.Switch())
 	}
 	return out
 }
@@ -129,17 +156,19 @@ func (t Topology) Up() (err error) {
 			return err
 		}
 	}
-	// the balancer forwards what XDP passes to the kernel (first packets
-	// before the neighbour is known), whose source is one of its own
 	if err := t.save(); err != nil {
 		return err
 	}
-	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1", "net.ipv4.conf.all.accept_local=1",
-		"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0", "net.ipv4.conf.default.accept_local=1"); err != nil {
+	// forwarding on, as the operator guide asks of every balancer host:
+	// bpf_fib_lookup answers "forwarding disabled" without it
+	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"); err != nil {
 		return err
 	}
 	if err := t.link(t.Client(), "c0", "l0", 1, t.ClientAddr(), t.ClientAddr6()); err != nil {
 		return err
+	}
+	if t.Bridge {
+		return t.bridge()
 	}
 	for i := 1; i <= t.Reals; i++ {
 		if err := t.link(t.Real(i), "r0", fmt.Sprintf("l%d", i), 10+i, t.RealAddr(i), t.RealAddr6(i)); err != nil {
@@ -169,16 +198,53 @@ func (t Topology) link(node, nodeIf, lbIf string, c int, addr, addr6 netip.Addr)
 			return err
 		}
 	}
-	// With TX checksum offload, veth hands over TCP/UDP packets whose
-	// checksum field holds only the pseudo-header sum (CHECKSUM_PARTIAL).
-	// XDP cannot tell: a rewritten packet would reach the peer with a
-	// checksum it rejects. Real NICs deliver complete checksums.
-	// GRO on the node's end makes veth receive frames the balancer
-	// redirects into it with XDP (else it needs an XDP program of its own).
-	for ns, args := range map[string][]string{node: {nodeIf, "tx", "off", "gro", "on"}, t.LB(): {lbIf, "tx", "off"}} {
-		if out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "ethtool", "-K"}, args...)...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ethtool -K %v in %s: %w: %s", args, ns, err, out)
+	// Offloads stay at Linux's defaults (TX checksum offload on: xlb
+	// completes partial checksums itself). The one change is the one the
+	// operator guide asks for on every veth xlb redirects into: GRO on
+	// the peer's end, without which veth drops redirected frames (the
+	// peer would need an XDP program of its own instead).
+	args := []string{"netns", "exec", node, "ethtool", "-K", nodeIf, "gro", "on"}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ethtool -K %s gro on in %s: %w: %s", nodeIf, node, err, out)
+	}
+	return nil
+}
+
+// bridge joins the balancer's l1 and every real's r0 to a bridge in the
+// switch namespace; the reals' default routes go through l1's addresses.
+func (t Topology) bridge() error {
+	sw := t.Switch()
+	gw, gw6 := t.addr(bridgeNet, 1), t.addr6(bridgeNet, 1)
+	cmds := [][]string{
+		{"-n", sw, "link", "add", "br0", "type", "bridge"},
+		{"-n", sw, "link", "set", "br0", "up"},
+		{"link", "add", "s0", "netns", sw, "type", "veth", "peer", "name", "l1", "netns", t.LB()},
+		{"-n", sw, "link", "set", "s0", "master", "br0", "up"},
+		{"-n", t.LB(), "addr", "add", gw.String() + "/24", "dev", "l1"},
+		{"-n", t.LB(), "addr", "add", gw6.String() + "/64", "dev", "l1", "nodad"},
+		{"-n", t.LB(), "link", "set", "l1", "up"},
+	}
+	for i := 1; i <= t.Reals; i++ {
+		port, node := fmt.Sprintf("s%d", i), t.Real(i)
+		cmds = append(cmds,
+			[]string{"link", "add", port, "netns", sw, "type", "veth", "peer", "name", "r0", "netns", node},
+			[]string{"-n", sw, "link", "set", port, "master", "br0", "up"},
+			[]string{"-n", node, "addr", "add", t.RealAddr(i).String() + "/24", "dev", "r0"},
+			[]string{"-n", node, "addr", "add", t.RealAddr6(i).String() + "/64", "dev", "r0", "nodad"},
+			[]string{"-n", node, "link", "set", "r0", "up"},
+			[]string{"-n", node, "route", "add", "default", "via", gw.String()},
+			[]string{"-n", node, "-6", "route", "add", "default", "via", gw6.String()})
+	}
+	for _, c := range cmds {
+		if err := ip(c...); err != nil {
+			return err
 		}
+	}
+	// the veth peer of l1 receives what xlb redirects: GRO on, as for
+	// every such peer (see link)
+	args := []string{"netns", "exec", sw, "ethtool", "-K", "s0", "gro", "on"}
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ethtool -K s0 gro on in %s: %w: %s", sw, err, out)
 	}
 	return nil
 }

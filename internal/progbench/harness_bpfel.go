@@ -21,6 +21,7 @@ type harnessHarnessCfg struct {
 	PortOff    uint32
 	Sequential uint32
 	SeqBase    uint32
+	PartialOff uint32
 	Frame      [128]uint8
 }
 

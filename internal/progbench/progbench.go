@@ -38,7 +38,12 @@ type Run struct {
 	// SeqBase, SeqBase+1, ...: every run is a flow not seen before.
 	Sequential bool
 	SeqBase    netip.Addr
-	Repeat     int
+	// PartialCsumOffset, when not 0, is where the frame's TCP/UDP
+	// checksum lies, holding the folded pseudo-header sum as a sender
+	// with checksum offload leaves it (CHECKSUM_PARTIAL): the harness
+	// keeps it equal to that sum as it writes each flow's address.
+	PartialCsumOffset int
+	Repeat            int
 }
 
 // Harness is a loaded harness program.
@@ -76,7 +81,8 @@ func (h *Harness) Measure(prog *ebpf.Program, r Run) (time.Duration, uint32, err
 	if r.Repeat < 1 {
 		return 0, 0, errors.New("repeat must be at least 1")
 	}
-	cfg := harnessHarnessCfg{Len: FrameLen, AddrOff: uint32(r.AddrOffset), PortOff: uint32(r.PortOffset)}
+	cfg := harnessHarnessCfg{Len: FrameLen, AddrOff: uint32(r.AddrOffset), PortOff: uint32(r.PortOffset),
+		PartialOff: uint32(r.PartialCsumOffset)}
 	copy(cfg.Frame[:], r.Frame)
 	if r.Sequential {
 		cfg.Sequential, cfg.Nflows = 1, ^uint32(0)

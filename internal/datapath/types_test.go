@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import "testing"
+
+// TestDropReasonsMatchC checks the Go drop reasons and their names
+// against enum xlb_drop_reason as bpf2go read it from the object, so a
+// reason added in C cannot be miscounted or misnamed in Go.
+func TestDropReasonsMatchC(t *testing.T) {
+	if int(numDropReasons) != int(xlbXlbDropReasonDROP_REASON_MAX) || len(DropReasonNames) != int(numDropReasons) {
+		t.Fatalf("%d Go reasons, %d names, C has %d", numDropReasons, len(DropReasonNames), xlbXlbDropReasonDROP_REASON_MAX)
+	}
+	for _, tc := range []struct {
+		name string
+		have DropReason
+		want xlbXlbDropReason
+	}{
+		{"DropEthTruncated", DropEthTruncated, xlbXlbDropReasonDROP_ETH_TRUNCATED},
+		{"DropIPTruncated", DropIPTruncated, xlbXlbDropReasonDROP_IP_TRUNCATED},
+		{"DropIPVersion", DropIPVersion, xlbXlbDropReasonDROP_IP_VERSION},
+		{"DropIPIHL", DropIPIHL, xlbXlbDropReasonDROP_IP_IHL},
+		{"DropIPLength", DropIPLength, xlbXlbDropReasonDROP_IP_LENGTH},
+		{"DropFragment", DropFragment, xlbXlbDropReasonDROP_FRAGMENT},
+		{"DropIPv6ExtHdr", DropIPv6ExtHdr, xlbXlbDropReasonDROP_IPV6EXTHDR},
+		{"DropL4Truncated", DropL4Truncated, xlbXlbDropReasonDROP_L4TRUNCATED},
+		{"DropTCPDoff", DropTCPDoff, xlbXlbDropReasonDROP_TCP_DOFF},
+		{"DropTTLExpired", DropTTLExpired, xlbXlbDropReasonDROP_TTL_EXPIRED},
+		{"DropNoReal", DropNoReal, xlbXlbDropReasonDROP_NO_REAL},
+		{"DropNoLocalIP", DropNoLocalIP, xlbXlbDropReasonDROP_NO_LADDR},
+		{"DropNoLocalPort", DropNoLocalPort, xlbXlbDropReasonDROP_NO_LPORT},
+		{"DropConnTableFull", DropConnTableFull, xlbXlbDropReasonDROP_CT_FULL},
+		{"DropFIB", DropFIB, xlbXlbDropReasonDROP_FIB},
+		{"DropUDPChecksumZero", DropUDPChecksumZero, xlbXlbDropReasonDROP_UDP_CSUM_ZERO},
+		{"DropICMPInner", DropICMPInner, xlbXlbDropReasonDROP_ICMP_INNER},
+		{"DropNoNeigh", DropNoNeigh, xlbXlbDropReasonDROP_NO_NEIGH},
+		{"DropTCPNotSYN", DropTCPNotSYN, xlbXlbDropReasonDROP_TCP_NOT_SYN},
+		{"DropUDPLength", DropUDPLength, xlbXlbDropReasonDROP_UDP_LENGTH},
+		{"DropFragNeeded", DropFragNeeded, xlbXlbDropReasonDROP_FRAG_NEEDED},
+		{"DropTooBig", DropTooBig, xlbXlbDropReasonDROP_TOO_BIG},
+	} {
+		if uint32(tc.have) != uint32(tc.want) {
+			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
+		}
+	}
+}
