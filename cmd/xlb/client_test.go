@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api/apitest"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 const testConfig = `interfaces: [eth0]
@@ -82,7 +82,7 @@ func TestClientCommands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, sock := apitest.Serve(t, testConfig)
-			b.ConnEntries = []datapath.ConnEntry{{Proto: datapath.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"),
+			b.ConnEntries = []loadbalancer.ConnEntry{{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"),
 				To: netip.MustParseAddrPort("192.0.2.10:80"), Peer: netip.MustParseAddrPort("198.51.100.1:8080"), Idle: time.Second}}
 			before := b.Config()
 			out, err := run(append(tc.args, "--socket", sock)...)

@@ -13,19 +13,19 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api/apitest"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // ipvsadmConns are the two entries of one FullNAT connection: the
 // forward one (client -> VIP, its peer the local address) and the
 // reverse one (real -> local address, its peer the client).
-func ipvsadmConns() []datapath.ConnEntry {
+func ipvsadmConns() []loadbalancer.ConnEntry {
 	ap := netip.MustParseAddrPort
-	return []datapath.ConnEntry{
-		{Proto: datapath.TCP, From: ap("203.0.113.7:5000"), To: ap("192.0.2.10:80"), Peer: ap("198.51.100.254:20001"),
-			State: datapath.StateEstablished, Idle: 10 * time.Second},
-		{Proto: datapath.TCP, From: ap("198.51.100.1:8080"), To: ap("198.51.100.254:20001"), Peer: ap("203.0.113.7:5000"),
-			Reverse: true, State: datapath.StateEstablished, Idle: 10 * time.Second},
+	return []loadbalancer.ConnEntry{
+		{Proto: loadbalancer.TCP, From: ap("203.0.113.7:5000"), To: ap("192.0.2.10:80"), Peer: ap("198.51.100.254:20001"),
+			State: loadbalancer.StateEstablished, Idle: 10 * time.Second},
+		{Proto: loadbalancer.TCP, From: ap("198.51.100.1:8080"), To: ap("198.51.100.254:20001"), Peer: ap("203.0.113.7:5000"),
+			Reverse: true, State: loadbalancer.StateEstablished, Idle: 10 * time.Second},
 	}
 }
 

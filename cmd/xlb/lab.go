@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func newLabCmd() *cobra.Command {
@@ -99,9 +99,9 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			if err != nil {
 				return fmt.Errorf("find the xlb binary: %w", err)
 			}
-			mode := datapath.ModeNative
+			mode := loadbalancer.ModeNative
 			if generic {
-				mode = datapath.ModeGeneric
+				mode = loadbalancer.ModeGeneric
 			}
 			_, err = lab.Demo(cmd.Context(), cmd.OutOrStdout(), lab.DemoOptions{Topology: topo, Requests: requests, Self: self, Mode: mode})
 			return err

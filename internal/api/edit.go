@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // The edit handlers (services, reals, local IPs) each change the
@@ -59,7 +59,7 @@ func (s *server) updateService(w http.ResponseWriter, r *http.Request, in any, e
 
 // serviceIndex finds the service the path names in cfg.
 func serviceIndex(r *http.Request, cfg *config.Config) (int, error) {
-	proto, err := datapath.ParseProto(r.PathValue("proto"))
+	proto, err := loadbalancer.ParseProto(r.PathValue("proto"))
 	if err != nil {
 		return 0, badRequest("%v", err)
 	}
@@ -72,7 +72,7 @@ func serviceIndex(r *http.Request, cfg *config.Config) (int, error) {
 		return 0, badRequest("port %q is not a port number", r.PathValue("port"))
 	}
 	for i, svc := range cfg.Services {
-		p, _ := datapath.ParseProto(svc.Protocol)
+		p, _ := loadbalancer.ParseProto(svc.Protocol)
 		a, _ := netip.ParseAddr(svc.VIP)
 		if p == proto && a == vip && svc.Port == int(port) {
 			return i, nil

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // maxBody bounds request bodies (a configuration file included).
@@ -90,7 +90,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = he.status
 	case errors.As(err, &ve):
 		status = http.StatusBadRequest
-	case errors.Is(err, datapath.ErrNotFound):
+	case errors.Is(err, loadbalancer.ErrNotFound):
 		status = http.StatusNotFound
 	}
 	s.log.Info("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
@@ -182,7 +182,7 @@ func (s *server) listConns(w http.ResponseWriter, r *http.Request) {
 		want = a
 	}
 	out := []Conn{}
-	err := s.b.Conns(func(c datapath.ConnEntry) bool {
+	err := s.b.Conns(func(c loadbalancer.ConnEntry) bool {
 		if want.IsValid() && (c.Reverse || c.To.Addr() != want) {
 			return true // a filter shows the forward entries of one VIP
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/api/apitest"
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 const baseConfig = `interfaces: [eth0]
@@ -172,10 +172,10 @@ func TestReads(t *testing.T) {
 	f, c := serve(t)
 	ctx := context.Background()
 	vip, real, local := netip.MustParseAddrPort("192.0.2.10:80"), netip.MustParseAddrPort("198.51.100.1:8080"), netip.MustParseAddrPort("198.51.100.254:40000")
-	f.ConnEntries = []datapath.ConnEntry{
-		{Proto: datapath.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"), To: vip, Peer: real, Idle: time.Second},
-		{Proto: datapath.TCP, From: real, To: local, Peer: netip.MustParseAddrPort("203.0.113.7:5000"), Reverse: true},
-		{Proto: datapath.TCP, From: netip.MustParseAddrPort("203.0.113.7:5001"), To: netip.MustParseAddrPort("192.0.2.99:80"), Peer: real},
+	f.ConnEntries = []loadbalancer.ConnEntry{
+		{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"), To: vip, Peer: real, Idle: time.Second},
+		{Proto: loadbalancer.TCP, From: real, To: local, Peer: netip.MustParseAddrPort("203.0.113.7:5000"), Reverse: true},
+		{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5001"), To: netip.MustParseAddrPort("192.0.2.99:80"), Peer: real},
 	}
 	svcs, err := c.Services(ctx)
 	if err != nil || len(svcs) != 1 || svcs[0].VIP != "192.0.2.10" || len(svcs[0].Reals) != 1 || svcs[0].Reals[0].ActiveConns != 1 {

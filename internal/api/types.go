@@ -4,7 +4,7 @@ package api
 
 import (
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Backend is what the server serves: the daemon.
@@ -19,14 +19,14 @@ type Backend interface {
 	// nothing changed and its error is returned.
 	Update(edit func(cfg *config.Config) error) (config.Changes, error)
 	// Status returns the services with their reals and counters.
-	Status() ([]datapath.ServiceStatus, error)
+	Status() ([]loadbalancer.ServiceStatus, error)
 	// Conns returns the connection entries; fn returns false to stop.
-	Conns(fn func(datapath.ConnEntry) bool) error
+	Conns(fn func(loadbalancer.ConnEntry) bool) error
 	// Stats returns the data path's global counters.
 	Stats() (Stats, error)
 	// ZeroCounters zeroes one service's counters and its reals', or
 	// every counter when k is nil (ipvsadm -Z).
-	ZeroCounters(k *datapath.ServiceKey) error
+	ZeroCounters(k *loadbalancer.ServiceKey) error
 }
 
 // Stats are the data path's global counters.
@@ -113,6 +113,6 @@ type Version struct {
 	Version string `json:"version"`
 }
 
-func countersOf(c datapath.Counters) Counters {
+func countersOf(c loadbalancer.Counters) Counters {
 	return Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
 }

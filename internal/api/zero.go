@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // ZeroRequest names the service whose counters to zero; empty fields
@@ -26,9 +26,9 @@ func (s *server) zeroCounters(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var key *datapath.ServiceKey
+	var key *loadbalancer.ServiceKey
 	if req != (ZeroRequest{}) {
-		proto, err := datapath.ParseProto(req.Protocol)
+		proto, err := loadbalancer.ParseProto(req.Protocol)
 		if err != nil {
 			s.fail(w, r, badRequest("protocol: %v", err))
 			return
@@ -42,7 +42,7 @@ func (s *server) zeroCounters(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, badRequest("port: %d is not a port", req.Port))
 			return
 		}
-		key = &datapath.ServiceKey{VIP: vip.Unmap(), Port: uint16(req.Port), Proto: proto}
+		key = &loadbalancer.ServiceKey{VIP: vip.Unmap(), Port: uint16(req.Port), Proto: proto}
 	}
 	if err := s.b.ZeroCounters(key); err != nil {
 		s.fail(w, r, err)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // BenchPort is the destination port of the generated frames (and of
@@ -123,7 +123,7 @@ func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
 // most a service has): FullNAT holds one port of a local IP per
 // connection, and each CPU has its own slice of every local IP's ports,
 // so a million flows arriving on one CPU need 32 local IPs.
-const xlbLocalIPs = datapath.MaxServiceLocalIPs
+const xlbLocalIPs = loadbalancer.MaxServiceLocalIPs
 
 func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo

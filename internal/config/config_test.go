@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // valid is a valid configuration that the test rows change one line of.
@@ -91,7 +91,7 @@ func TestValidate(t *testing.T) {
 		}
 		return "local_ips: [" + strings.Join(ips, ", ") + "]"
 	}
-	tooMany, most := localIPs(datapath.MaxServiceLocalIPs+1), localIPs(datapath.MaxServiceLocalIPs)
+	tooMany, most := localIPs(loadbalancer.MaxServiceLocalIPs+1), localIPs(loadbalancer.MaxServiceLocalIPs)
 	for _, tc := range []struct {
 		name string
 		have string
@@ -163,7 +163,7 @@ func TestValidate(t *testing.T) {
 		{"unknown mode", with(t, "mode: fullnat", "mode: snat"), `services[0].mode: unknown mode "snat" (want fullnat)`},
 		{"fullnat without local IPs (added later, as DPVS)", with(t, "    local_ips: [10.0.2.254]\n", ""), ""},
 		{"the most local IPs", with(t, "local_ips: [10.0.2.254]", most), ""},
-		{"too many local IPs", with(t, "local_ips: [10.0.2.254]", tooMany), fmt.Sprintf("services[0].local_ips: %d local IPs; at most %d", datapath.MaxServiceLocalIPs+1, datapath.MaxServiceLocalIPs)},
+		{"too many local IPs", with(t, "local_ips: [10.0.2.254]", tooMany), fmt.Sprintf("services[0].local_ips: %d local IPs; at most %d", loadbalancer.MaxServiceLocalIPs+1, loadbalancer.MaxServiceLocalIPs)},
 		{"local IP not an IP", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, nope]"), `services[0].local_ips[1]: "nope" is not an IP address`},
 		{"local IP of the other family", with(t, "local_ips: [10.0.2.254]", `local_ips: ["fd00::1"]`), "services[0].local_ips[0]: fd00::1 is IPv6 but the VIP 10.0.0.1 is IPv4"},
 		{"local IP IPv4-mapped", with(t, "local_ips: [10.0.2.254]", `local_ips: ["::ffff:10.0.2.254"]`), "services[0].local_ips[0]: ::ffff:10.0.2.254 is an IPv4-mapped IPv6 address"},
@@ -231,21 +231,21 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestDesired(t *testing.T) {
 	d := desired(t, valid)
-	if d.Settings != datapath.DefaultSettings() {
+	if d.Settings != loadbalancer.DefaultSettings() {
 		t.Errorf("settings %+v, want the defaults", d.Settings)
 	}
-	if d.Mode != datapath.ModeNative || strings.Join(d.Interfaces, ",") != "eth0,eth1" {
+	if d.Mode != loadbalancer.ModeNative || strings.Join(d.Interfaces, ",") != "eth0,eth1" {
 		t.Errorf("mode %v, interfaces %v", d.Mode, d.Interfaces)
 	}
-	key := datapath.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: 80, Proto: datapath.TCP}
+	key := loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: 80, Proto: loadbalancer.TCP}
 	if len(d.Services) != 1 {
 		t.Fatalf("services %+v, want one", d.Services)
 	}
 	s := d.Services[0]
-	if s.Key != key || s.Scheduler != datapath.RoundRobin || len(s.LocalIPs) != 1 || s.LocalIPs[0] != netip.MustParseAddr("10.0.2.254") || s.MaglevSize != 0 {
+	if s.Key != key || s.Scheduler != loadbalancer.RoundRobin || len(s.LocalIPs) != 1 || s.LocalIPs[0] != netip.MustParseAddr("10.0.2.254") || s.MaglevSize != 0 {
 		t.Errorf("service %+v", s)
 	}
-	want := []datapath.Real{
+	want := []loadbalancer.Real{
 		{Addr: netip.MustParseAddr("10.0.2.1"), Port: 8080, Weight: 1},
 		{Addr: netip.MustParseAddr("10.0.2.2"), Port: 8080, Weight: 1}, // the default weight
 	}
@@ -257,15 +257,15 @@ func TestDesired(t *testing.T) {
 		addService("{vip: 10.0.0.1, port: 443, protocol: udp, scheduler: sh, local_ips: [10.0.2.254]}")
 	d = desired(t, have)
 	st := d.Settings
-	def := datapath.DefaultSettings()
+	def := loadbalancer.DefaultSettings()
 	if st.TCPTimeout != 600*time.Second || st.UDPTimeout != time.Minute || st.TCPFinTimeout != def.TCPFinTimeout ||
 		st.LocalPortMin != 20000 || st.LocalPortMax != 29999 || st.TCPSynTimeout != def.TCPSynTimeout {
 		t.Errorf("settings %+v", st)
 	}
-	if d.Mode != datapath.ModeGeneric || len(d.Services) != 2 || d.Services[1].Scheduler != datapath.SourceHash {
+	if d.Mode != loadbalancer.ModeGeneric || len(d.Services) != 2 || d.Services[1].Scheduler != loadbalancer.SourceHash {
 		t.Errorf("mode %v, services %+v", d.Mode, d.Services)
 	}
-	udp := datapath.ServiceKey{VIP: key.VIP, Port: 443, Proto: datapath.UDP}
+	udp := loadbalancer.ServiceKey{VIP: key.VIP, Port: 443, Proto: loadbalancer.UDP}
 	if reals, ok := d.Reals[udp]; !ok || reals == nil || len(reals) != 0 {
 		t.Errorf("reals of a service without any: %#v, %v; want an empty list", reals, ok)
 	}
@@ -284,13 +284,13 @@ func TestLoadExample(t *testing.T) {
 		t.Fatalf("services %+v, want web and web6", d.Services)
 	}
 	web6 := d.Services[1]
-	if !web6.Key.VIP.Is6() || web6.Scheduler != datapath.WeightedRoundRobin || web6.LocalIPs[0] != netip.MustParseAddr("2001:db8:1::fe") {
+	if !web6.Key.VIP.Is6() || web6.Scheduler != loadbalancer.WeightedRoundRobin || web6.LocalIPs[0] != netip.MustParseAddr("2001:db8:1::fe") {
 		t.Errorf("web6 %+v", web6)
 	}
 	if reals := d.Reals[d.Services[0].Key]; len(reals) != 3 || reals[1].Weight != 1 || reals[2].Weight != 0 {
 		t.Errorf("reals of web %+v, want weights 2, 1 (default) and 0", reals)
 	}
-	if d.Settings != datapath.DefaultSettings() {
+	if d.Settings != loadbalancer.DefaultSettings() {
 		t.Errorf("settings %+v: the example sets the defaults", d.Settings)
 	}
 }

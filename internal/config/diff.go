@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Changes are what turns one Desired state into another. Applied in the
@@ -17,17 +17,17 @@ import (
 // lists), no service is ever left referring to something missing.
 type Changes struct {
 	// Remove lists services to delete.
-	Remove []datapath.ServiceKey
+	Remove []loadbalancer.ServiceKey
 	// Add lists new services; each also has its reals in SetReals.
-	Add []datapath.Service
+	Add []loadbalancer.Service
 	// Update lists services whose scheduler, local IPs or table size
 	// changed; their reals and connections stay.
-	Update []datapath.Service
+	Update []loadbalancer.Service
 	// SetReals holds the new real list of every added service and of
 	// every service whose reals changed.
-	SetReals map[datapath.ServiceKey][]datapath.Real
+	SetReals map[loadbalancer.ServiceKey][]loadbalancer.Real
 	// Settings are the new settings, nil if unchanged.
-	Settings *datapath.Settings
+	Settings *loadbalancer.Settings
 }
 
 // Empty tells whether there is nothing to change.
@@ -61,7 +61,7 @@ func (c Changes) String() string {
 	return strings.Join(lines, "\n")
 }
 
-func describeService(s datapath.Service) string {
+func describeService(s loadbalancer.Service) string {
 	ips := make([]string, len(s.LocalIPs))
 	for i, a := range s.LocalIPs {
 		ips[i] = a.String()
@@ -79,7 +79,7 @@ func describeService(s datapath.Service) string {
 	return out + ")"
 }
 
-func describeReals(reals []datapath.Real) string {
+func describeReals(reals []loadbalancer.Real) string {
 	if len(reals) == 0 {
 		return "none"
 	}
@@ -111,16 +111,16 @@ func Diff(current, desired *Desired) Changes {
 		s := desired.Settings
 		c.Settings = &s
 	}
-	have := map[datapath.ServiceKey]datapath.Service{}
+	have := map[loadbalancer.ServiceKey]loadbalancer.Service{}
 	for _, s := range current.Services {
 		have[s.Key] = s
 	}
-	want := map[datapath.ServiceKey]bool{}
-	setReals := func(k datapath.ServiceKey) {
+	want := map[loadbalancer.ServiceKey]bool{}
+	setReals := func(k loadbalancer.ServiceKey) {
 		if c.SetReals == nil {
-			c.SetReals = map[datapath.ServiceKey][]datapath.Real{}
+			c.SetReals = map[loadbalancer.ServiceKey][]loadbalancer.Real{}
 		}
-		c.SetReals[k] = append([]datapath.Real{}, desired.Reals[k]...)
+		c.SetReals[k] = append([]loadbalancer.Real{}, desired.Reals[k]...)
 	}
 	for _, s := range desired.Services {
 		want[s.Key] = true
@@ -143,17 +143,17 @@ func Diff(current, desired *Desired) Changes {
 		}
 	}
 	slices.SortFunc(c.Remove, compareKeys)
-	bySvcKey := func(a, b datapath.Service) int { return compareKeys(a.Key, b.Key) }
+	bySvcKey := func(a, b loadbalancer.Service) int { return compareKeys(a.Key, b.Key) }
 	slices.SortFunc(c.Add, bySvcKey)
 	slices.SortFunc(c.Update, bySvcKey)
 	return c
 }
 
-func compareKeys(a, b datapath.ServiceKey) int { return strings.Compare(a.String(), b.String()) }
+func compareKeys(a, b loadbalancer.ServiceKey) int { return strings.Compare(a.String(), b.String()) }
 
 // sortedKeys returns the keys of a SetReals map in Diff's order.
-func sortedKeys(m map[datapath.ServiceKey][]datapath.Real) []datapath.ServiceKey {
-	keys := make([]datapath.ServiceKey, 0, len(m))
+func sortedKeys(m map[loadbalancer.ServiceKey][]loadbalancer.Real) []loadbalancer.ServiceKey {
+	keys := make([]loadbalancer.ServiceKey, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -162,7 +162,7 @@ func sortedKeys(m map[datapath.ServiceKey][]datapath.Real) []datapath.ServiceKey
 }
 
 // sameService compares what UpdateService can change.
-func sameService(a, b datapath.Service) bool {
+func sameService(a, b loadbalancer.Service) bool {
 	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) ||
 		a.Persistent != b.Persistent || a.PersistPrefix != b.PersistPrefix {
 		return false
@@ -174,11 +174,11 @@ func sameService(a, b datapath.Service) bool {
 }
 
 // sameReals compares real lists regardless of order.
-func sameReals(a, b []datapath.Real) bool {
+func sameReals(a, b []loadbalancer.Real) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	byAddr := func(x, y datapath.Real) int {
+	byAddr := func(x, y loadbalancer.Real) int {
 		return cmp.Or(x.AddrPort().Compare(y.AddrPort()), cmp.Compare(x.Weight, y.Weight))
 	}
 	x, y := slices.Clone(a), slices.Clone(b)

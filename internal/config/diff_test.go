@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // twoServices is the base of the Diff tests: a web and a DNS service.
@@ -114,7 +114,7 @@ func TestDiff(t *testing.T) {
 	}
 	// a scheduler change updates the service and keeps its reals
 	c = Diff(base, desired(t, edit(t, "scheduler: rr", "scheduler: wrr")))
-	if len(c.Update) != 1 || c.Update[0].Key != web || c.Update[0].Scheduler != datapath.WeightedRoundRobin || c.SetReals != nil {
+	if len(c.Update) != 1 || c.Update[0].Key != web || c.Update[0].Scheduler != loadbalancer.WeightedRoundRobin || c.SetReals != nil {
 		t.Errorf("a scheduler change gave %+v", c)
 	}
 	if c := Diff(base, base); !c.Empty() || c.String() != "" {
@@ -122,7 +122,7 @@ func TestDiff(t *testing.T) {
 	}
 	// nil to a configuration adds every service with its reals
 	c = Diff(nil, base)
-	if len(c.Add) != 2 || c.Add[0].Key != web || c.Add[1].Key != dns || len(c.SetReals) != 2 || c.Settings == nil || *c.Settings != datapath.DefaultSettings() {
+	if len(c.Add) != 2 || c.Add[0].Key != web || c.Add[1].Key != dns || len(c.SetReals) != 2 || c.Settings == nil || *c.Settings != loadbalancer.DefaultSettings() {
 		t.Errorf("from nil: %+v", c)
 	}
 }
@@ -145,12 +145,12 @@ func TestDiffEdges(t *testing.T) {
 
 	// the order of every list follows the key's string, not the input
 	var many Desired
-	many.Reals = map[datapath.ServiceKey][]datapath.Real{}
+	many.Reals = map[loadbalancer.ServiceKey][]loadbalancer.Real{}
 	for _, port := range []uint16{9, 80, 10, 1} {
-		s := datapath.Service{Key: datapath.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: port, Proto: datapath.TCP}}
+		s := loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: port, Proto: loadbalancer.TCP}}
 		many.Services = append(many.Services, s)
 	}
-	many.Settings = datapath.DefaultSettings()
+	many.Settings = loadbalancer.DefaultSettings()
 	many.Settings.UDPTimeout = 30 * time.Second
 	for range 3 {
 		c := Diff(nil, &many)

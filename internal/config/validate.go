@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // MaxTimeout is the largest timeout a configuration can set, in seconds
@@ -52,17 +52,17 @@ func (ch *checker) addf(path, format string, args ...any) {
 func (c *Config) check() (*Desired, error) {
 	ch := &checker{}
 	d := &Desired{
-		Settings: datapath.DefaultSettings(),
-		Reals:    map[datapath.ServiceKey][]datapath.Real{},
-		Health:   map[datapath.ServiceKey]HealthCheck{},
+		Settings: loadbalancer.DefaultSettings(),
+		Reals:    map[loadbalancer.ServiceKey][]loadbalancer.Real{},
+		Health:   map[loadbalancer.ServiceKey]HealthCheck{},
 	}
 	ch.interfaces(c.Interfaces)
 	d.Interfaces = append([]string(nil), c.Interfaces...)
 	switch c.XDPMode {
 	case "", "native":
-		d.Mode = datapath.ModeNative
+		d.Mode = loadbalancer.ModeNative
 	case "generic":
-		d.Mode = datapath.ModeGeneric
+		d.Mode = loadbalancer.ModeGeneric
 	default:
 		ch.addf("xdp_mode", "%q is not an XDP mode (want native or generic)", c.XDPMode)
 	}
@@ -119,15 +119,15 @@ func badIfName(name string) string {
 // TimeoutSettings returns the data path's default settings with the
 // timeouts c sets; a value out of range is left at its default (Validate
 // reports it). Nil c gives the defaults.
-func (c *Config) TimeoutSettings() datapath.Settings {
-	s := datapath.DefaultSettings()
+func (c *Config) TimeoutSettings() loadbalancer.Settings {
+	s := loadbalancer.DefaultSettings()
 	if c != nil {
 		(&checker{}).timeouts(c.Timeouts, &s)
 	}
 	return s
 }
 
-func (ch *checker) timeouts(t *Timeouts, s *datapath.Settings) {
+func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 	if t == nil {
 		return
 	}
@@ -218,7 +218,7 @@ var unsupportedSchedulers = []string{"lblc", "lblcr", "dh", "sed", "nq", "fo", "
 var unsupportedModes = []string{"dr", "nat", "tunnel"}
 
 func (ch *checker) services(svcs []Service, d *Desired) {
-	keys := map[datapath.ServiceKey]int{}
+	keys := map[loadbalancer.ServiceKey]int{}
 	names := map[string]int{}
 	for i := range svcs {
 		s := &svcs[i]
@@ -251,23 +251,23 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 
 // service checks a service's own fields; keyOK tells whether its VIP,
 // port and protocol are valid.
-func (ch *checker) service(path string, s *Service) (svc datapath.Service, keyOK bool) {
+func (ch *checker) service(path string, s *Service) (svc loadbalancer.Service, keyOK bool) {
 	vip, vipOK := ch.addr(path+".vip", s.VIP)
 	port, portOK := ch.port(path+".port", s.Port, "0 = every port of the VIP")
-	proto, err := datapath.ParseProto(s.Protocol)
+	proto, err := loadbalancer.ParseProto(s.Protocol)
 	protoOK := err == nil
 	if !protoOK {
 		ch.addf(path+".protocol", "%q is not a protocol (want tcp or udp)", s.Protocol)
 	}
-	svc.Key = datapath.ServiceKey{VIP: vip, Port: port, Proto: proto}
+	svc.Key = loadbalancer.ServiceKey{VIP: vip, Port: port, Proto: proto}
 
 	switch {
 	case s.Scheduler == "":
-		svc.Scheduler = datapath.RoundRobin
+		svc.Scheduler = loadbalancer.RoundRobin
 	case slices.Contains(unsupportedSchedulers, s.Scheduler):
 		ch.addf(path+".scheduler", "%q is not supported yet (rr, wrr, mh, sh, lc and wlc are)", s.Scheduler)
 	default:
-		if svc.Scheduler, err = datapath.ParseScheduler(s.Scheduler); err != nil {
+		if svc.Scheduler, err = loadbalancer.ParseScheduler(s.Scheduler); err != nil {
 			ch.addf(path+".scheduler", "unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", s.Scheduler)
 		}
 	}
@@ -283,8 +283,8 @@ func (ch *checker) service(path string, s *Service) (svc datapath.Service, keyOK
 
 	// no local IP is allowed, as DPVS allows a service before its
 	// local addresses: it forwards nothing until one is added
-	if n := len(s.LocalIPs); n > datapath.MaxServiceLocalIPs {
-		ch.addf(path+".local_ips", "%d local IPs; at most %d", n, datapath.MaxServiceLocalIPs)
+	if n := len(s.LocalIPs); n > loadbalancer.MaxServiceLocalIPs {
+		ch.addf(path+".local_ips", "%d local IPs; at most %d", n, loadbalancer.MaxServiceLocalIPs)
 	}
 	seen := map[netip.Addr]int{}
 	for j, l := range s.LocalIPs {
@@ -305,8 +305,8 @@ func (ch *checker) service(path string, s *Service) (svc datapath.Service, keyOK
 
 // reals checks and converts a service's reals. Family checks need the
 // VIP, so they are skipped when it is invalid (the zero Addr).
-func (ch *checker) reals(path string, s *Service, vip netip.Addr) []datapath.Real {
-	out := make([]datapath.Real, 0, len(s.Reals))
+func (ch *checker) reals(path string, s *Service, vip netip.Addr) []loadbalancer.Real {
+	out := make([]loadbalancer.Real, 0, len(s.Reals))
 	seen := map[netip.AddrPort]int{}
 	for j, r := range s.Reals {
 		rp := fmt.Sprintf("%s.reals[%d]", path, j)
@@ -322,8 +322,8 @@ func (ch *checker) reals(path string, s *Service, vip netip.Addr) []datapath.Rea
 		if r.Weight != nil {
 			weight = *r.Weight
 		}
-		if weight < 0 || weight > datapath.MaxWeight {
-			ch.addf(rp+".weight", "%d is out of range (want 0 to %d; 0 drains)", weight, datapath.MaxWeight)
+		if weight < 0 || weight > loadbalancer.MaxWeight {
+			ch.addf(rp+".weight", "%d is out of range (want 0 to %d; 0 drains)", weight, loadbalancer.MaxWeight)
 		}
 		if !addrOK || !portOK {
 			continue
@@ -334,7 +334,7 @@ func (ch *checker) reals(path string, s *Service, vip netip.Addr) []datapath.Rea
 			continue
 		}
 		seen[ap] = j
-		out = append(out, datapath.Real{Addr: a, Port: port, Weight: uint32(weight)})
+		out = append(out, loadbalancer.Real{Addr: a, Port: port, Weight: uint32(weight)})
 	}
 	return out
 }

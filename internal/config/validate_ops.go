@@ -10,14 +10,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Checks of the operations keys of a service: persistence and health
 // checks.
 
 // persistence checks persistent and netmask and sets them on svc.
-func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *datapath.Service) {
+func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *loadbalancer.Service) {
 	switch {
 	case s.Persistent < 0 || s.Persistent > MaxTimeout:
 		ch.addf(path+".persistent", "%d seconds: want 0 (off) to %d", s.Persistent, MaxTimeout)

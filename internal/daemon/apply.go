@@ -10,19 +10,19 @@ import (
 	"strings"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // dataPath is what applying a configuration needs of the data path.
 type dataPath interface {
-	SetSettings(datapath.Settings) error
-	AddService(datapath.Service) error
-	UpdateService(datapath.Service) error
-	RemoveService(datapath.ServiceKey) error
-	SetReals(datapath.ServiceKey, []datapath.Real) error
-	Services() []datapath.Service
-	Reals(datapath.ServiceKey) ([]datapath.Real, error)
-	Settings() datapath.Settings
+	SetSettings(loadbalancer.Settings) error
+	AddService(loadbalancer.Service) error
+	UpdateService(loadbalancer.Service) error
+	RemoveService(loadbalancer.ServiceKey) error
+	SetReals(loadbalancer.ServiceKey, []loadbalancer.Real) error
+	Services() []loadbalancer.Service
+	Reals(loadbalancer.ServiceKey) ([]loadbalancer.Real, error)
+	Settings() loadbalancer.Settings
 }
 
 // applyChanges carries out changes in an order that never leaves a
@@ -60,7 +60,7 @@ func applyChanges(dp dataPath, c config.Changes) error {
 // observed reads what the data path holds now, as a Desired, so that a
 // failed change can be rolled back from wherever it stopped.
 func observed(dp dataPath) (*config.Desired, error) {
-	d := &config.Desired{Settings: dp.Settings(), Reals: map[datapath.ServiceKey][]datapath.Real{}}
+	d := &config.Desired{Settings: dp.Settings(), Reals: map[loadbalancer.ServiceKey][]loadbalancer.Real{}}
 	for _, s := range dp.Services() {
 		d.Services = append(d.Services, s)
 		reals, err := dp.Reals(s.Key)
@@ -114,11 +114,11 @@ func hostAddrs(d *config.Desired) []netip.Addr {
 }
 
 // sortedKeys returns a map's service keys in a stable order.
-func sortedKeys[V any](m map[datapath.ServiceKey]V) []datapath.ServiceKey {
-	keys := make([]datapath.ServiceKey, 0, len(m))
+func sortedKeys[V any](m map[loadbalancer.ServiceKey]V) []loadbalancer.ServiceKey {
+	keys := make([]loadbalancer.ServiceKey, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b datapath.ServiceKey) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, func(a, b loadbalancer.ServiceKey) int { return strings.Compare(a.String(), b.String()) })
 	return keys
 }

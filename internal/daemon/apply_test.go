@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // fakeDataPath keeps services and reals in memory and fails the
 // failAt-th change (counting from 1; 0 never fails).
 type fakeDataPath struct {
-	settings datapath.Settings
-	services []datapath.Service
-	reals    map[datapath.ServiceKey][]datapath.Real
+	settings loadbalancer.Settings
+	services []loadbalancer.Service
+	reals    map[loadbalancer.ServiceKey][]loadbalancer.Real
 	calls    int
 	failAt   int
 }
@@ -34,11 +34,11 @@ func (f *fakeDataPath) change() error {
 	return nil
 }
 
-func (f *fakeDataPath) index(k datapath.ServiceKey) int {
-	return slices.IndexFunc(f.services, func(s datapath.Service) bool { return s.Key == k })
+func (f *fakeDataPath) index(k loadbalancer.ServiceKey) int {
+	return slices.IndexFunc(f.services, func(s loadbalancer.Service) bool { return s.Key == k })
 }
 
-func (f *fakeDataPath) SetSettings(s datapath.Settings) error {
+func (f *fakeDataPath) SetSettings(s loadbalancer.Settings) error {
 	if err := f.change(); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (f *fakeDataPath) SetSettings(s datapath.Settings) error {
 	return nil
 }
 
-func (f *fakeDataPath) AddService(s datapath.Service) error {
+func (f *fakeDataPath) AddService(s loadbalancer.Service) error {
 	if err := f.change(); err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (f *fakeDataPath) AddService(s datapath.Service) error {
 	return nil
 }
 
-func (f *fakeDataPath) UpdateService(s datapath.Service) error {
+func (f *fakeDataPath) UpdateService(s loadbalancer.Service) error {
 	if err := f.change(); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (f *fakeDataPath) UpdateService(s datapath.Service) error {
 	return nil
 }
 
-func (f *fakeDataPath) RemoveService(k datapath.ServiceKey) error {
+func (f *fakeDataPath) RemoveService(k loadbalancer.ServiceKey) error {
 	if err := f.change(); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (f *fakeDataPath) RemoveService(k datapath.ServiceKey) error {
 	return nil
 }
 
-func (f *fakeDataPath) SetReals(k datapath.ServiceKey, reals []datapath.Real) error {
+func (f *fakeDataPath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real) error {
 	if err := f.change(); err != nil {
 		return err
 	}
@@ -94,13 +94,13 @@ func (f *fakeDataPath) SetReals(k datapath.ServiceKey, reals []datapath.Real) er
 	return nil
 }
 
-func (f *fakeDataPath) Services() []datapath.Service { return slices.Clone(f.services) }
+func (f *fakeDataPath) Services() []loadbalancer.Service { return slices.Clone(f.services) }
 
-func (f *fakeDataPath) Reals(k datapath.ServiceKey) ([]datapath.Real, error) {
+func (f *fakeDataPath) Reals(k loadbalancer.ServiceKey) ([]loadbalancer.Real, error) {
 	return slices.Clone(f.reals[k]), nil
 }
 
-func (f *fakeDataPath) Settings() datapath.Settings { return f.settings }
+func (f *fakeDataPath) Settings() loadbalancer.Settings { return f.settings }
 
 func desired(t *testing.T, yaml string) *config.Desired {
 	t.Helper()
@@ -139,7 +139,7 @@ services:
 func TestTransitionRollsBack(t *testing.T) {
 	from, to := desired(t, before), desired(t, after)
 	newDP := func() *fakeDataPath {
-		dp := &fakeDataPath{reals: map[datapath.ServiceKey][]datapath.Real{}}
+		dp := &fakeDataPath{reals: map[loadbalancer.ServiceKey][]loadbalancer.Real{}}
 		if _, err := transition(dp, &config.Desired{Settings: dp.Settings()}, from); err != nil {
 			t.Fatal(err)
 		}

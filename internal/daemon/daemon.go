@@ -23,6 +23,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/health"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // DefaultPinPath is the bpffs directory the daemon pins its maps in.
@@ -306,7 +307,7 @@ func sameStrings(a, b []string) bool {
 }
 
 // Conns implements api.Backend.
-func (d *Daemon) Conns(fn func(datapath.ConnEntry) bool) error { return d.dp.Conns(fn) }
+func (d *Daemon) Conns(fn func(loadbalancer.ConnEntry) bool) error { return d.dp.Conns(fn) }
 
 // Stats implements api.Backend.
 func (d *Daemon) Stats() (api.Stats, error) {

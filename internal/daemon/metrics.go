@@ -15,12 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/xlb-dev/xlb/internal/api"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // counterSource is where the collector reads: the daemon.
 type counterSource interface {
-	Status() ([]datapath.ServiceStatus, error)
+	Status() ([]loadbalancer.ServiceStatus, error)
 	Stats() (api.Stats, error)
 }
 

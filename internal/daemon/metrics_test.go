@@ -11,23 +11,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/xlb-dev/xlb/internal/api"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // fakeCounters serves fixed counters, or fails.
 type fakeCounters struct{ fail bool }
 
-func (f fakeCounters) Status() ([]datapath.ServiceStatus, error) {
+func (f fakeCounters) Status() ([]loadbalancer.ServiceStatus, error) {
 	if f.fail {
 		return nil, errors.New("map read failed")
 	}
-	key := datapath.ServiceKey{VIP: netip.MustParseAddr("192.0.2.10"), Port: 80, Proto: datapath.TCP}
-	return []datapath.ServiceStatus{{
-		Service: datapath.Service{Key: key},
-		Stats:   datapath.Counters{Conns: 7, InPackets: 100, OutPackets: 90, InBytes: 6400, OutBytes: 128000},
-		Reals: []datapath.RealStatus{{
-			Real:        datapath.Real{Addr: netip.MustParseAddr("198.51.100.1"), Port: 8080, Weight: 2},
-			Stats:       datapath.Counters{Conns: 7, InPackets: 100},
+	key := loadbalancer.ServiceKey{VIP: netip.MustParseAddr("192.0.2.10"), Port: 80, Proto: loadbalancer.TCP}
+	return []loadbalancer.ServiceStatus{{
+		Service: loadbalancer.Service{Key: key},
+		Stats:   loadbalancer.Counters{Conns: 7, InPackets: 100, OutPackets: 90, InBytes: 6400, OutBytes: 128000},
+		Reals: []loadbalancer.RealStatus{{
+			Real:        loadbalancer.Real{Addr: netip.MustParseAddr("198.51.100.1"), Port: 8080, Weight: 2},
+			Stats:       loadbalancer.Counters{Conns: 7, InPackets: 100},
 			ActiveConns: 3, InactiveConns: 4,
 		}},
 	}}, nil

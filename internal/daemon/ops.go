@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/health"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 	"github.com/xlb-dev/xlb/internal/sched"
 )
 
@@ -68,9 +68,9 @@ func (d *Daemon) onTransition(tr health.Transition) {
 
 // setHealth marks a real up or down in the data path and logs it; it
 // reports whether it did.
-func (d *Daemon) setHealth(k datapath.ServiceKey, ap netip.AddrPort, up bool, reason string) bool {
+func (d *Daemon) setHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool, reason string) bool {
 	err := d.dp.SetRealHealth(k, ap, up)
-	if errors.Is(err, datapath.ErrNotFound) {
+	if errors.Is(err, loadbalancer.ErrNotFound) {
 		return false // removed meanwhile
 	}
 	if err != nil {
@@ -91,7 +91,7 @@ func (d *Daemon) setHealth(k datapath.ServiceKey, ap netip.AddrPort, up bool, re
 func (d *Daemon) leastConnLoop(ctx context.Context) {
 	tick := time.NewTicker(LeastConnPeriod)
 	defer tick.Stop()
-	prevConns := map[datapath.ServiceKey]uint64{}
+	prevConns := map[loadbalancer.ServiceKey]uint64{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -107,7 +107,7 @@ func (d *Daemon) leastConnLoop(ctx context.Context) {
 // rebalance computes and installs the weights of every lc/wlc service
 // from one walk of the connection table. The arrivals expected in the
 // next period are those of the last one.
-func (d *Daemon) rebalance(prevConns map[datapath.ServiceKey]uint64) error {
+func (d *Daemon) rebalance(prevConns map[loadbalancer.ServiceKey]uint64) error {
 	if !d.hasLeastConn() {
 		return nil
 	}
@@ -115,10 +115,10 @@ func (d *Daemon) rebalance(prevConns map[datapath.ServiceKey]uint64) error {
 	if err != nil {
 		return err
 	}
-	seen := map[datapath.ServiceKey]bool{}
+	seen := map[loadbalancer.ServiceKey]bool{}
 	for _, s := range status {
 		seen[s.Key] = true
-		if s.Scheduler != datapath.LeastConn && s.Scheduler != datapath.WeightedLeastConn {
+		if s.Scheduler != loadbalancer.LeastConn && s.Scheduler != loadbalancer.WeightedLeastConn {
 			continue
 		}
 		prev, seen := prevConns[s.Key]
@@ -135,12 +135,12 @@ func (d *Daemon) rebalance(prevConns map[datapath.ServiceKey]uint64) error {
 			}
 			in[i] = sched.LCReal{Weight: w, Active: r.ActiveConns, Inactive: r.InactiveConns}
 		}
-		weights := sched.LeastConnWeights(in, s.Scheduler == datapath.WeightedLeastConn, expected)
+		weights := sched.LeastConnWeights(in, s.Scheduler == loadbalancer.WeightedLeastConn, expected)
 		m := make(map[netip.AddrPort]uint32, len(weights))
 		for i, r := range s.Reals {
 			m[r.AddrPort()] = weights[i]
 		}
-		if err := d.dp.SetLeastConnWeights(s.Key, m); err != nil && !errors.Is(err, datapath.ErrNotFound) {
+		if err := d.dp.SetLeastConnWeights(s.Key, m); err != nil && !errors.Is(err, loadbalancer.ErrNotFound) {
 			return err
 		}
 	}
@@ -156,7 +156,7 @@ func (d *Daemon) hasLeastConn() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, s := range d.cur.Services {
-		if s.Scheduler == datapath.LeastConn || s.Scheduler == datapath.WeightedLeastConn {
+		if s.Scheduler == loadbalancer.LeastConn || s.Scheduler == loadbalancer.WeightedLeastConn {
 			return true
 		}
 	}
@@ -164,11 +164,11 @@ func (d *Daemon) hasLeastConn() bool {
 }
 
 // ZeroCounters implements api.Backend.
-func (d *Daemon) ZeroCounters(k *datapath.ServiceKey) error { return d.dp.ZeroCounters(k) }
+func (d *Daemon) ZeroCounters(k *loadbalancer.ServiceKey) error { return d.dp.ZeroCounters(k) }
 
 // Status implements api.Backend: the data path's status with the health
 // of every checked real.
-func (d *Daemon) Status() ([]datapath.ServiceStatus, error) {
+func (d *Daemon) Status() ([]loadbalancer.ServiceStatus, error) {
 	st, err := d.dp.Status()
 	if err != nil {
 		return nil, err

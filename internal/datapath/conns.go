@@ -10,45 +10,9 @@ import (
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
-
-// ConnState is a connection entry's state (enum ct_state).
-type ConnState uint8
-
-// Connection states.
-const (
-	StateSynSent ConnState = iota
-	StateEstablished
-	StateFin
-	StateClose
-	StateUDP
-)
-
-func (s ConnState) String() string {
-	names := []string{"SYN_SENT", "ESTABLISHED", "FIN_WAIT", "CLOSE", "UDP"}
-	if int(s) < len(names) {
-		return names[s]
-	}
-	return fmt.Sprintf("state(%d)", uint8(s))
-}
-
-// ConnEntry is one entry of the connection table. A connection has a
-// forward entry (client -> VIP, From is the client) and a reverse entry
-// (real -> local IP, From is the real).
-type ConnEntry struct {
-	Proto   Proto
-	From    netip.AddrPort
-	To      netip.AddrPort
-	Reverse bool
-	State   ConnState
-	// Idle is how long since the entry last saw a packet.
-	Idle time.Duration
-	// Peer is what the packet's other end becomes: the local IP and port
-	// (forward) or the client's address and port (reverse).
-	Peer      netip.AddrPort
-	ServiceID uint16
-	RealID    uint16
-}
 
 // connBatch is how many entries one BPF_MAP_LOOKUP_BATCH call reads.
 const connBatch = 4096
@@ -62,10 +26,10 @@ func monotonicSeconds() (uint32, error) {
 	return uint32(ts.Sec), nil
 }
 
-func entryOf(e xlbCtEntry, addr6 [4]uint32, family uint8, now uint32) ConnEntry {
-	c := ConnEntry{
+func entryOf(e xlbCtEntry, addr6 [4]uint32, family uint8, now uint32) loadbalancer.ConnEntry {
+	c := loadbalancer.ConnEntry{
 		Reverse:   e.Flags&ctFReverse != 0,
-		State:     ConnState(e.State),
+		State:     loadbalancer.ConnState(e.State),
 		Idle:      time.Duration(now-e.LastSeen) * time.Second,
 		ServiceID: e.SvcId,
 		RealID:    e.RealId,
@@ -81,7 +45,7 @@ func entryOf(e xlbCtEntry, addr6 [4]uint32, family uint8, now uint32) ConnEntry 
 // Conns calls fn for every entry of both connection tables, read in
 // batches; fn returning false stops the walk. Entries change while they
 // are read: the walk is a snapshot of each batch, not of the table.
-func (d *Datapath) Conns(fn func(ConnEntry) bool) error {
+func (d *Datapath) Conns(fn func(loadbalancer.ConnEntry) bool) error {
 	now, err := monotonicSeconds()
 	if err != nil {
 		return err
@@ -91,7 +55,7 @@ func (d *Datapath) Conns(fn func(ConnEntry) bool) error {
 	more, err := walkBatches(d.objs.Ct4, keys4, vals4, func(i int) bool {
 		k := keys4[i]
 		c := entryOf(vals4[i], [4]uint32{}, familyV4, now)
-		c.Proto = Proto(k.Proto)
+		c.Proto = loadbalancer.Proto(k.Proto)
 		c.From = netip.AddrPortFrom(fromAddr([4]uint32{k.Src}, familyV4), ntohs(k.Sport))
 		c.To = netip.AddrPortFrom(fromAddr([4]uint32{k.Dst}, familyV4), ntohs(k.Dport))
 		return fn(c)
@@ -104,7 +68,7 @@ func (d *Datapath) Conns(fn func(ConnEntry) bool) error {
 	_, err = walkBatches(d.objs.Ct6, keys6, vals6, func(i int) bool {
 		k := keys6[i]
 		c := entryOf(vals6[i].Ct, vals6[i].Addr6, familyV6, now)
-		c.Proto = Proto(k.Proto)
+		c.Proto = loadbalancer.Proto(k.Proto)
 		c.From = netip.AddrPortFrom(fromAddr(k.Src, familyV6), ntohs(k.Sport))
 		c.To = netip.AddrPortFrom(fromAddr(k.Dst, familyV6), ntohs(k.Dport))
 		return fn(c)

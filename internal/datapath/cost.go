@@ -16,6 +16,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/xlb-dev/xlb/internal/baseline"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 	"github.com/xlb-dev/xlb/internal/progbench"
 )
 
@@ -122,8 +123,8 @@ func (e *nsEnv) fillConns(n int, realID uint16) error {
 			xlbCt4Key{Src: client, Dst: vip, Sport: htons(cport), Dport: htons(80), Proto: 6},
 			xlbCt4Key{Src: real1, Dst: laddr, Sport: htons(80), Dport: htons(lport), Proto: 6})
 		vals = append(vals,
-			xlbCtEntry{LastSeen: now, State: uint8(StateEstablished), RealId: realID, Port: htons(lport), Addr4: laddr},
-			xlbCtEntry{LastSeen: now, State: uint8(StateEstablished), Flags: 1, RealId: realID, Port: htons(cport), Addr4: client})
+			xlbCtEntry{LastSeen: now, State: uint8(loadbalancer.StateEstablished), RealId: realID, Port: htons(lport), Addr4: laddr},
+			xlbCtEntry{LastSeen: now, State: uint8(loadbalancer.StateEstablished), Flags: 1, RealId: realID, Port: htons(cport), Addr4: client})
 		if len(keys) == batch {
 			if err := flush(); err != nil {
 				return err
@@ -264,17 +265,17 @@ func measureRow(o CostOptions, n int, tx *ebpf.Program, h *progbench.Harness, ta
 		return row, err
 	}
 	// 10 reals and 8 local IPs: room for 5M new connections at once
-	key := ServiceKey{VIP: vip4, Port: 80, Proto: TCP}
+	key := loadbalancer.ServiceKey{VIP: vip4, Port: 80, Proto: loadbalancer.TCP}
 	var laddrs []netip.Addr
 	for i := 0; i < 8; i++ {
 		laddrs = append(laddrs, netip.AddrFrom4([4]byte{10, 0, 2, byte(254 - i)}))
 	}
-	if err := e.dp.AddService(Service{Key: key, Scheduler: MaglevHash, LocalIPs: laddrs}); err != nil {
+	if err := e.dp.AddService(loadbalancer.Service{Key: key, Scheduler: loadbalancer.MaglevHash, LocalIPs: laddrs}); err != nil {
 		return row, err
 	}
-	var reals []Real
+	var reals []loadbalancer.Real
 	for i := 1; i <= numNSReals; i++ {
-		reals = append(reals, Real{Addr: realAddr(false, i), Port: 80, Weight: 1})
+		reals = append(reals, loadbalancer.Real{Addr: realAddr(false, i), Port: 80, Weight: 1})
 	}
 	if err := e.dp.SetReals(key, reals); err != nil {
 		return row, err

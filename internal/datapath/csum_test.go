@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // l4Offset is where the transport header of a frame built by pkt.frame
@@ -17,8 +19,8 @@ func l4Offset(v6 bool) int {
 	return ethLen + ipv4Len
 }
 
-func l4CsumOffset(p Proto) int {
-	if p == TCP {
+func l4CsumOffset(p loadbalancer.Proto) int {
+	if p == loadbalancer.TCP {
 		return 16
 	}
 	return 6
@@ -26,7 +28,7 @@ func l4CsumOffset(p Proto) int {
 
 // pseudoSum is the folded TCP/UDP pseudo-header sum of a frame built by
 // pkt.frame, computed here from the bytes (RFC 793 / RFC 8200 8.1).
-func pseudoSum(b []byte, v6 bool, proto Proto) uint16 {
+func pseudoSum(b []byte, v6 bool, proto loadbalancer.Proto) uint16 {
 	l4 := l4Offset(v6)
 	var sum uint32
 	if v6 {
@@ -40,7 +42,7 @@ func pseudoSum(b []byte, v6 bool, proto Proto) uint16 {
 // partialFrame turns a frame into what a sender with TX checksum offload
 // hands over (CHECKSUM_PARTIAL): the L4 checksum field holds only the
 // folded pseudo-header sum.
-func partialFrame(b []byte, v6 bool, proto Proto) []byte {
+func partialFrame(b []byte, v6 bool, proto loadbalancer.Proto) []byte {
 	out := append([]byte(nil), b...)
 	binary.BigEndian.PutUint16(out[l4Offset(v6)+l4CsumOffset(proto):], pseudoSum(out, v6, proto))
 	return out
@@ -52,7 +54,7 @@ func partialFrame(b []byte, v6 bool, proto Proto) []byte {
 // scratch by gopacket), including a segment of odd length.
 func TestPartialChecksumsAreCompleted(t *testing.T) {
 	for _, f := range families {
-		for _, proto := range []Proto{TCP, UDP} {
+		for _, proto := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
 			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
 				e := newEnv(t, Options{})
 				real1, local := e.oneRealService(f, proto)
@@ -81,8 +83,8 @@ func TestCompleteChecksumEqualToPseudoSum(t *testing.T) {
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			real1, local := e.oneRealService(f, TCP)
-			in := e.clientPkt(f, TCP, 40000, 80, "S")
+			real1, local := e.oneRealService(f, loadbalancer.TCP)
+			in := e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S")
 			// choose the first two payload bytes so that the complete
 			// checksum equals the pseudo-header sum
 			found := false
@@ -90,7 +92,7 @@ func TestCompleteChecksumEqualToPseudoSum(t *testing.T) {
 				in.payload = []byte{byte(w >> 8), byte(w), 'x', 'l', 'b'}
 				b := in.frame(t)
 				l4 := l4Offset(f.v6)
-				found = binary.BigEndian.Uint16(b[l4+16:]) == pseudoSum(b, f.v6, TCP)
+				found = binary.BigEndian.Uint16(b[l4+16:]) == pseudoSum(b, f.v6, loadbalancer.TCP)
 			}
 			if !found {
 				t.Fatal("no payload gives a checksum equal to the pseudo-header sum")
@@ -107,8 +109,8 @@ func TestCompleteChecksumEqualToPseudoSum(t *testing.T) {
 func TestUDPShorterThanIPPayload(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	real1, local := e.oneRealService(f, UDP)
-	in := e.clientPkt(f, UDP, 40000, 80, "")
+	real1, local := e.oneRealService(f, loadbalancer.UDP)
+	in := e.clientPkt(f, loadbalancer.UDP, 40000, 80, "")
 	b := in.frame(t)
 	// two bytes of IP padding after the datagram
 	b = append(b, 0, 0)
@@ -128,12 +130,12 @@ func TestUDPShorterThanIPPayload(t *testing.T) {
 func TestCostPartialFrame(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	real1, local := e.oneRealService(f, TCP)
+	real1, local := e.oneRealService(f, loadbalancer.TCP)
 	in := partialTCPFrame(clientMAC, e.clientIf.HardwareAddr, netip.AddrPortFrom(client4, 10000), netip.AddrPortFrom(vip4, 80))
-	if got, want := binary.BigEndian.Uint16(in[costOffTCPCsum:]), pseudoSum(in, false, TCP); got != want {
+	if got, want := binary.BigEndian.Uint16(in[costOffTCPCsum:]), pseudoSum(in, false, loadbalancer.TCP); got != want {
 		t.Fatalf("checksum field %#04x, want the pseudo-header sum %#04x", got, want)
 	}
-	e.expect(e.clientPkt(f, TCP, 10000, 80, "S").frame(t), XDPRedirect, nil) // the connection
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 10000, 80, "S").frame(t), XDPRedirect, nil) // the connection
 	out := e.expect(in, XDPRedirect, nil)
 	if got := dstOf(t, out); got != real1 {
 		t.Errorf("forwarded to %s, want %s", got, real1)

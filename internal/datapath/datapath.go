@@ -10,6 +10,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Options configure Load. The zero value is valid: no pinning, default
@@ -27,29 +29,6 @@ type Options struct {
 	CPUs int
 }
 
-// AttachMode selects how XDP is attached to an interface.
-type AttachMode int
-
-// Attach modes.
-const (
-	ModeNative  AttachMode = iota // in the driver (veth and most NICs)
-	ModeGeneric                   // in the kernel's generic XDP hook (any device)
-)
-
-func (m AttachMode) String() string {
-	if m == ModeGeneric {
-		return "generic"
-	}
-	return "native"
-}
-
-// ErrNotFound is returned (wrapped) when a service, real or local IP named
-// in a call does not exist.
-var ErrNotFound = errors.New("not found")
-
-// ErrExists is returned (wrapped) when an object to add already exists.
-var ErrExists = errors.New("already exists")
-
 // Datapath is a loaded xlb XDP program with its maps.
 type Datapath struct {
 	objs  xlbObjects
@@ -57,7 +36,7 @@ type Datapath struct {
 	links map[string]link.Link
 
 	mu       sync.Mutex
-	settings Settings
+	settings loadbalancer.Settings
 	reg      registry
 }
 
@@ -95,7 +74,7 @@ func Load(opts Options) (*Datapath, error) {
 		}
 		return nil, fmt.Errorf("load xlb program: %w", err)
 	}
-	d.settings = DefaultSettings()
+	d.settings = loadbalancer.DefaultSettings()
 	if err := d.writeSettings(d.settings); err != nil {
 		d.objs.Close()
 		return nil, err
@@ -128,19 +107,19 @@ func (d *Datapath) Program() *ebpf.Program { return d.objs.XlbXdp }
 
 // Attach attaches the program to an interface and makes the interface a
 // redirect target.
-func (d *Datapath) Attach(ifname string, mode AttachMode) error {
+func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 	iface, err := net.InterfaceByName(ifname)
 	if err != nil {
 		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
 	}
 	if _, ok := d.links[ifname]; ok {
-		return fmt.Errorf("attach xdp to %s: %w", ifname, ErrExists)
+		return fmt.Errorf("attach xdp to %s: %w", ifname, loadbalancer.ErrExists)
 	}
 	if err := d.AddRedirectTarget(iface.Index); err != nil {
 		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
 	}
 	flags := link.XDPDriverMode
-	if mode == ModeGeneric {
+	if mode == loadbalancer.ModeGeneric {
 		flags = link.XDPGenericMode
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
@@ -155,7 +134,7 @@ func (d *Datapath) Attach(ifname string, mode AttachMode) error {
 func (d *Datapath) Detach(ifname string) error {
 	l, ok := d.links[ifname]
 	if !ok {
-		return fmt.Errorf("detach xdp from %s: %w", ifname, ErrNotFound)
+		return fmt.Errorf("detach xdp from %s: %w", ifname, loadbalancer.ErrNotFound)
 	}
 	delete(d.links, ifname)
 	if err := l.Close(); err != nil {

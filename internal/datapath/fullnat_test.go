@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // family picks the test addresses of one address family.
@@ -25,9 +27,9 @@ var families = []family{
 func (f family) real(n int) netip.Addr { return realAddr(f.v6, n) }
 
 // addService adds a service with one local IP and the given reals.
-func (e *testEnv) addService(k ServiceKey, s Scheduler, laddr netip.Addr, reals ...Real) {
+func (e *testEnv) addService(k loadbalancer.ServiceKey, s loadbalancer.Scheduler, laddr netip.Addr, reals ...loadbalancer.Real) {
 	e.t.Helper()
-	if err := e.dp.AddService(Service{Key: k, Scheduler: s, LocalIPs: []netip.Addr{laddr}}); err != nil {
+	if err := e.dp.AddService(loadbalancer.Service{Key: k, Scheduler: s, LocalIPs: []netip.Addr{laddr}}); err != nil {
 		e.t.Fatalf("add service: %v", err)
 	}
 	if err := e.dp.SetReals(k, reals); err != nil {
@@ -50,7 +52,7 @@ func (e *testEnv) expect(in []byte, wantVerdict Verdict, want []byte) []byte {
 }
 
 // clientPkt is a client's packet to the VIP.
-func (e *testEnv) clientPkt(f family, proto Proto, cport, vport uint16, flags string) pkt {
+func (e *testEnv) clientPkt(f family, proto loadbalancer.Proto, cport, vport uint16, flags string) pkt {
 	return pkt{srcMAC: clientMAC, dstMAC: e.clientIf.HardwareAddr, proto: proto, flags: flags,
 		src: netip.AddrPortFrom(f.client, cport), dst: netip.AddrPortFrom(f.vip, vport), payload: []byte("hello xlb")}
 }
@@ -58,16 +60,16 @@ func (e *testEnv) clientPkt(f family, proto Proto, cport, vport uint16, flags st
 // oneRealService adds the service VIP:80 of a family over real 1, port
 // 8080, and returns the real and the local IP and port the service's
 // first connection gets (the first port of the range: one CPU).
-func (e *testEnv) oneRealService(f family, proto Proto) (real1, local netip.AddrPort) {
+func (e *testEnv) oneRealService(f family, proto loadbalancer.Proto) (real1, local netip.AddrPort) {
 	real1 = netip.AddrPortFrom(f.real(1), 8080)
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: proto}, RoundRobin, f.laddr,
-		Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: proto}, loadbalancer.RoundRobin, f.laddr,
+		loadbalancer.Real{Addr: real1.Addr(), Port: real1.Port(), Weight: 1})
 	return real1, netip.AddrPortFrom(f.laddr, 1025)
 }
 
 func TestFullNATBothDirections(t *testing.T) {
 	for _, f := range families {
-		for _, proto := range []Proto{TCP, UDP} {
+		for _, proto := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
 			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
 				e := newEnv(t, Options{})
 				real1, local := e.oneRealService(f, proto)
@@ -105,9 +107,9 @@ func TestFullNATBothDirections(t *testing.T) {
 func TestUDPWithoutChecksumStaysWithout(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	key := ServiceKey{VIP: f.vip, Port: 53, Proto: UDP}
-	e.addService(key, RoundRobin, f.laddr, Real{Addr: f.real(1), Port: 5353, Weight: 1})
-	in := e.clientPkt(f, UDP, 40000, 53, "")
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 53, Proto: loadbalancer.UDP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, loadbalancer.Real{Addr: f.real(1), Port: 5353, Weight: 1})
+	in := e.clientPkt(f, loadbalancer.UDP, 40000, 53, "")
 	in.noUDPChecksum = true
 	want := in.translated(netip.AddrPortFrom(f.laddr, 1025), netip.AddrPortFrom(f.real(1), 5353), e.realIf.HardwareAddr, realMAC(1))
 	e.expect(in.frame(t), XDPRedirect, want.frame(t))
@@ -117,9 +119,9 @@ func TestPortZeroServiceKeepsPort(t *testing.T) {
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			e.addService(ServiceKey{VIP: f.vip, Proto: TCP}, RoundRobin, f.laddr, Real{Addr: f.real(2), Weight: 1})
+			e.addService(loadbalancer.ServiceKey{VIP: f.vip, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr, loadbalancer.Real{Addr: f.real(2), Weight: 1})
 			for _, port := range []uint16{22, 443, 8443} {
-				in := e.clientPkt(f, TCP, 40000+port, port, "S")
+				in := e.clientPkt(f, loadbalancer.TCP, 40000+port, port, "S")
 				out := e.expect(in.frame(t), XDPRedirect, nil)
 				if got, want := dstOf(t, out), netip.AddrPortFrom(f.real(2), port); got != want {
 					t.Errorf("port %d went to %s, want %s", port, got, want)
@@ -132,14 +134,14 @@ func TestPortZeroServiceKeepsPort(t *testing.T) {
 func TestNotOursPassesUnchanged(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, Real{Addr: f.real(1), Port: 80, Weight: 1})
-	e.addService(ServiceKey{VIP: vip6, Port: 80, Proto: TCP}, RoundRobin, laddr6, Real{Addr: realAddr(true, 1), Port: 80, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr, loadbalancer.Real{Addr: f.real(1), Port: 80, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: vip6, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, laddr6, loadbalancer.Real{Addr: realAddr(true, 1), Port: 80, Weight: 1})
 
-	other := e.clientPkt(f, TCP, 40000, 80, "S")
+	other := e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S")
 	other.dst = netip.MustParseAddrPort("10.0.3.3:80")
-	otherPort := e.clientPkt(f, TCP, 40000, 81, "S")
-	otherProto := e.clientPkt(f, UDP, 40000, 80, "")
-	other6 := e.clientPkt(families[1], TCP, 40000, 8080, "S")
+	otherPort := e.clientPkt(f, loadbalancer.TCP, 40000, 81, "S")
+	otherProto := e.clientPkt(f, loadbalancer.UDP, 40000, 80, "")
+	other6 := e.clientPkt(families[1], loadbalancer.TCP, 40000, 8080, "S")
 	arp := append([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, clientMAC...)
 	arp = append(arp, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1)
 	arp = append(arp, clientMAC...)
@@ -164,18 +166,18 @@ func TestNotOursPassesUnchanged(t *testing.T) {
 func TestLocalIPsTakenInTurn(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-	e.addService(key, RoundRobin, f.laddr, reals(f, 1)...)
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
 	second := netip.MustParseAddr("10.0.2.253")
 	if err := e.dp.AddLocalIP(key, second); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.dp.AddLocalIP(key, second); !errors.Is(err, ErrExists) {
+	if err := e.dp.AddLocalIP(key, second); !errors.Is(err, loadbalancer.ErrExists) {
 		t.Errorf("adding it twice: %v, want ErrExists", err)
 	}
 	var got []netip.Addr
 	for i := 0; i < 4; i++ {
-		got = append(got, srcOf(t, e.expect(e.clientPkt(f, TCP, uint16(30000+i), 80, "S").frame(t), XDPRedirect, nil)).Addr())
+		got = append(got, srcOf(t, e.expect(e.clientPkt(f, loadbalancer.TCP, uint16(30000+i), 80, "S").frame(t), XDPRedirect, nil)).Addr())
 	}
 	if want := []netip.Addr{f.laddr, second, f.laddr, second}; !slices.Equal(got, want) {
 		t.Errorf("local IPs %v, want %v", got, want)
@@ -184,18 +186,18 @@ func TestLocalIPsTakenInTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		p := e.clientPkt(f, TCP, uint16(31000+i), 80, "S")
+		p := e.clientPkt(f, loadbalancer.TCP, uint16(31000+i), 80, "S")
 		if got := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != second {
 			t.Errorf("after removing %s, connection %d used %s", f.laddr, i, got)
 		}
 	}
 	// the connection that used the removed local IP goes on, both ways
-	held := e.clientPkt(f, TCP, 30000, 80, "A")
+	held := e.clientPkt(f, loadbalancer.TCP, 30000, 80, "A")
 	out := e.expect(held.frame(t), XDPRedirect, nil)
 	if got := srcOf(t, out).Addr(); got != f.laddr {
 		t.Errorf("held connection moved to %s", got)
 	}
-	reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: TCP, flags: "A", src: dstOf(t, out), dst: srcOf(t, out)}
+	reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A", src: dstOf(t, out), dst: srcOf(t, out)}
 	if got := dstOf(t, e.expect(reply.frame(t), XDPRedirect, nil)); got != held.src {
 		t.Errorf("reply of the held connection went to %s, want %s", got, held.src)
 	}
@@ -204,7 +206,7 @@ func TestLocalIPsTakenInTurn(t *testing.T) {
 	if err := e.dp.RemoveLocalIP(key, second); err != nil {
 		t.Fatalf("remove the last local IP: %v", err)
 	}
-	e.expect(e.clientPkt(f, TCP, 45000, 80, "S").frame(t), XDPDrop, nil)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 45000, 80, "S").frame(t), XDPDrop, nil)
 	if drops, err := e.dp.Drops(); err != nil || drops[DropNoLocalIP] != 1 {
 		t.Errorf("no_laddr drops %d (%v), want 1", drops[DropNoLocalIP], err)
 	}
@@ -226,8 +228,8 @@ func TestHeaderVariants(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			real1, local := e.oneRealService(tc.f, TCP)
-			in := e.clientPkt(tc.f, TCP, 40000, 80, "S")
+			real1, local := e.oneRealService(tc.f, loadbalancer.TCP)
+			in := e.clientPkt(tc.f, loadbalancer.TCP, 40000, 80, "S")
 			if tc.change != nil {
 				tc.change(&in)
 			}

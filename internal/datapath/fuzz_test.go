@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // frameInfo is what validFrame learnt of a frame it accepts.
@@ -151,8 +153,8 @@ func checksumsOK(b []byte, fi frameInfo) bool {
 func fuzzEnv(t testing.TB) *testEnv {
 	e := newEnv(t, Options{})
 	for _, f := range families {
-		for _, p := range []Proto{TCP, UDP} {
-			e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: p}, MaglevHash, f.laddr, reals(f, 1, 1, 1)...)
+		for _, p := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
+			e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: p}, loadbalancer.MaglevHash, f.laddr, reals(f, 1, 1, 1)...)
 		}
 	}
 	return e
@@ -162,7 +164,7 @@ func fuzzEnv(t testing.TB) *testEnv {
 func seedFrames(t testing.TB, e *testEnv) [][]byte {
 	var out [][]byte
 	for _, f := range families {
-		for _, p := range []Proto{TCP, UDP} {
+		for _, p := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
 			c := e.clientPkt(f, p, 40000, 80, "S")
 			out = append(out, c.frame(t))
 			r := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: p, flags: "SA",

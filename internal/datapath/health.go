@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // What the control plane changes about reals while they run: health
@@ -17,14 +19,14 @@ import (
 // an operator resets.
 
 // findReal returns the service's state and the index of its real ap.
-func (d *Datapath) findReal(k ServiceKey, ap netip.AddrPort) (*serviceState, int, error) {
+func (d *Datapath) findReal(k loadbalancer.ServiceKey, ap netip.AddrPort) (*serviceState, int, error) {
 	st, ok := d.reg.services[k]
 	if !ok {
-		return nil, 0, fmt.Errorf("service %s: %w", k, ErrNotFound)
+		return nil, 0, fmt.Errorf("service %s: %w", k, loadbalancer.ErrNotFound)
 	}
 	i := slices.IndexFunc(st.reals, func(r realState) bool { return r.real.AddrPort() == ap })
 	if i < 0 {
-		return nil, 0, fmt.Errorf("real %s of %s: %w", ap, k, ErrNotFound)
+		return nil, 0, fmt.Errorf("real %s of %s: %w", ap, k, loadbalancer.ErrNotFound)
 	}
 	return st, i, nil
 }
@@ -33,7 +35,7 @@ func (d *Datapath) findReal(k ServiceKey, ap netip.AddrPort) (*serviceState, int
 // table (no new connections; persistence does not pick it either) and
 // keeps its connections; up brings it back with its weight. Setting the
 // state it already has changes nothing.
-func (d *Datapath) SetRealHealth(k ServiceKey, ap netip.AddrPort, up bool) error {
+func (d *Datapath) SetRealHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, i, err := d.findReal(k, ap)
@@ -58,7 +60,7 @@ func (d *Datapath) SetRealHealth(k ServiceKey, ap netip.AddrPort, up bool) error
 
 // RealDown reports whether a real of a service is marked down (false
 // when there is no such real).
-func (d *Datapath) RealDown(k ServiceKey, ap netip.AddrPort) bool {
+func (d *Datapath) RealDown(k loadbalancer.ServiceKey, ap netip.AddrPort) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, i, err := d.findReal(k, ap)
@@ -68,14 +70,14 @@ func (d *Datapath) RealDown(k ServiceKey, ap netip.AddrPort) bool {
 // SetLeastConnWeights installs the weights an lc or wlc service
 // schedules its reals with until the next call (reals not named get 0).
 // The table is rebuilt only when a weight changed.
-func (d *Datapath) SetLeastConnWeights(k ServiceKey, weights map[netip.AddrPort]uint32) error {
+func (d *Datapath) SetLeastConnWeights(k loadbalancer.ServiceKey, weights map[netip.AddrPort]uint32) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.reg.services[k]
 	if !ok {
-		return fmt.Errorf("least-connection weights: service %s: %w", k, ErrNotFound)
+		return fmt.Errorf("least-connection weights: service %s: %w", k, loadbalancer.ErrNotFound)
 	}
-	if st.svc.Scheduler != LeastConn && st.svc.Scheduler != WeightedLeastConn {
+	if st.svc.Scheduler != loadbalancer.LeastConn && st.svc.Scheduler != loadbalancer.WeightedLeastConn {
 		return fmt.Errorf("least-connection weights: service %s schedules %s", k, st.svc.Scheduler)
 	}
 	next := slices.Clone(st.reals)
@@ -100,7 +102,7 @@ func (d *Datapath) SetLeastConnWeights(k ServiceKey, weights map[netip.AddrPort]
 // entries of each, and returns how many connections it removed. Their
 // next packets find no connection: a TCP client's is answered by the
 // host (RST, the VIP has no listener), a UDP flow is scheduled anew.
-func (d *Datapath) FlushRealConns(k ServiceKey, ap netip.AddrPort) (int, error) {
+func (d *Datapath) FlushRealConns(k loadbalancer.ServiceKey, ap netip.AddrPort) (int, error) {
 	d.mu.Lock()
 	st, i, err := d.findReal(k, ap)
 	var svcID, realID uint16
@@ -162,7 +164,7 @@ func deleteEntries[K, V any](m *ebpf.Map, match func(V) (del, fwd bool)) (int, e
 // ZeroCounters zeroes the packet, byte and connection counters of one
 // service and its reals (ipvsadm -Z -t ...), or of every service, and the
 // drop and verdict counters too, when k is nil (ipvsadm -Z).
-func (d *Datapath) ZeroCounters(k *ServiceKey) error {
+func (d *Datapath) ZeroCounters(k *loadbalancer.ServiceKey) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	zero := make([]xlbXlbCounters, d.cpus)
@@ -180,7 +182,7 @@ func (d *Datapath) ZeroCounters(k *ServiceKey) error {
 	if k != nil {
 		st, ok := d.reg.services[*k]
 		if !ok {
-			return fmt.Errorf("zero counters: service %s: %w", *k, ErrNotFound)
+			return fmt.Errorf("zero counters: service %s: %w", *k, loadbalancer.ErrNotFound)
 		}
 		return zeroSvc(st)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // icmpError builds an ICMP "fragmentation needed" (IPv4) or "packet too
@@ -40,7 +42,7 @@ func icmpError(t testing.TB, srcMAC, dstMAC net.HardwareAddr, src, dst netip.Add
 
 func TestICMPErrorsAreTranslated(t *testing.T) {
 	for _, f := range families {
-		for _, proto := range []Proto{TCP, UDP} {
+		for _, proto := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
 			t.Run(f.name+"/"+proto.String(), func(t *testing.T) {
 				e := newEnv(t, Options{})
 				real1, local := e.oneRealService(f, proto)
@@ -75,8 +77,8 @@ func TestICMPErrorsAreTranslated(t *testing.T) {
 func TestICMPAboutUnknownConnectionPasses(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, reals(f, 1)...)
-	quoted := pkt{proto: TCP, src: netip.AddrPortFrom(f.laddr, 1999), dst: netip.AddrPortFrom(f.real(1), 80), flags: "S"}
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
+	quoted := pkt{proto: loadbalancer.TCP, src: netip.AddrPortFrom(f.laddr, 1999), dst: netip.AddrPortFrom(f.real(1), 80), flags: "S"}
 	b := icmpError(t, realMAC(1), e.realIf.HardwareAddr, f.real(1), f.laddr, quoted)
 	e.expect(b, XDPPass, b)
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Offsets in an untagged frame.
@@ -32,15 +34,15 @@ func ipv6Ext(b []byte, ext byte) []byte {
 func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 	e := newEnv(t, Options{})
 	v4, v6 := families[0], families[1]
-	e.addService(ServiceKey{VIP: v4.vip, Port: 80, Proto: TCP}, RoundRobin, v4.laddr, Real{Addr: v4.real(1), Port: 80, Weight: 1})
-	e.addService(ServiceKey{VIP: v4.vip, Port: 53, Proto: UDP}, RoundRobin, v4.laddr, Real{Addr: v4.real(1), Port: 53, Weight: 1})
-	e.addService(ServiceKey{VIP: v6.vip, Port: 80, Proto: TCP}, RoundRobin, v6.laddr, Real{Addr: v6.real(1), Port: 80, Weight: 1})
-	e.addService(ServiceKey{VIP: v6.vip, Port: 53, Proto: UDP}, RoundRobin, v6.laddr, Real{Addr: v6.real(1), Port: 53, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: v4.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, v4.laddr, loadbalancer.Real{Addr: v4.real(1), Port: 80, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: v4.vip, Port: 53, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, v4.laddr, loadbalancer.Real{Addr: v4.real(1), Port: 53, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: v6.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, v6.laddr, loadbalancer.Real{Addr: v6.real(1), Port: 80, Weight: 1})
+	e.addService(loadbalancer.ServiceKey{VIP: v6.vip, Port: 53, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, v6.laddr, loadbalancer.Real{Addr: v6.real(1), Port: 53, Weight: 1})
 
-	tcp4 := func() []byte { return e.clientPkt(v4, TCP, 40000, 80, "S").frame(t) }
-	udp4 := func() []byte { return e.clientPkt(v4, UDP, 40000, 53, "").frame(t) }
-	tcp6 := func() []byte { return e.clientPkt(v6, TCP, 40000, 80, "S").frame(t) }
-	udp6 := func() []byte { return e.clientPkt(v6, UDP, 40000, 53, "").frame(t) }
+	tcp4 := func() []byte { return e.clientPkt(v4, loadbalancer.TCP, 40000, 80, "S").frame(t) }
+	udp4 := func() []byte { return e.clientPkt(v4, loadbalancer.UDP, 40000, 53, "").frame(t) }
+	tcp6 := func() []byte { return e.clientPkt(v6, loadbalancer.TCP, 40000, 80, "S").frame(t) }
+	udp6 := func() []byte { return e.clientPkt(v6, loadbalancer.UDP, 40000, 53, "").frame(t) }
 	l4v4 := ethLen + ipv4Len
 
 	for _, tc := range []struct {
@@ -62,7 +64,7 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 		{"tcp data offset 4", func() []byte { b := tcp4(); b[l4v4+12] = 0x40; return b }(), DropTCPDoff},
 		{"tcp data offset beyond frame", func() []byte { b := tcp4(); b[l4v4+12] = 0xf0; return b }(), DropTCPDoff},
 		{"udp truncated", func() []byte { b := udp4()[:l4v4+4]; setTotLen(b, ipv4Len+4); return b }(), DropL4Truncated},
-		{"ipv4 ttl 1", func() []byte { p := e.clientPkt(v4, TCP, 40000, 80, "S"); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
+		{"ipv4 ttl 1", func() []byte { p := e.clientPkt(v4, loadbalancer.TCP, 40000, 80, "S"); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
 		{"ipv6 header truncated", tcp6()[:ethLen+30], DropIPTruncated},
 		{"ipv6 version 4", func() []byte { b := tcp6(); b[ethLen] = 0x45; return b }(), DropIPVersion},
 		{"ipv6 payload length beyond frame", func() []byte { b := tcp6(); b[ethLen+4] = 0x10; return b }(), DropIPLength},
@@ -75,13 +77,13 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 		}(), DropL4Truncated},
 		{"ipv6 udp checksum 0", func() []byte { b := udp6(); b[ethLen+ipv6Len+6], b[ethLen+ipv6Len+7] = 0, 0; return b }(), DropUDPChecksumZero},
 		// strict L4: only a SYN opens a connection; UDP lengths must fit
-		{"tcp ack without connection", e.clientPkt(v4, TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
-		{"tcp no flags", e.clientPkt(v4, TCP, 40002, 80, "").frame(t), DropTCPNotSYN},
-		{"tcp syn-ack", e.clientPkt(v4, TCP, 40003, 80, "SA").frame(t), DropTCPNotSYN},
-		{"tcp syn-fin", e.clientPkt(v4, TCP, 40004, 80, "SF").frame(t), DropTCPNotSYN},
-		{"tcp rst", e.clientPkt(v4, TCP, 40005, 80, "R").frame(t), DropTCPNotSYN},
-		{"tcp fin", e.clientPkt(v4, TCP, 40006, 80, "F").frame(t), DropTCPNotSYN},
-		{"ipv6 tcp ack without connection", e.clientPkt(v6, TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
+		{"tcp ack without connection", e.clientPkt(v4, loadbalancer.TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
+		{"tcp no flags", e.clientPkt(v4, loadbalancer.TCP, 40002, 80, "").frame(t), DropTCPNotSYN},
+		{"tcp syn-ack", e.clientPkt(v4, loadbalancer.TCP, 40003, 80, "SA").frame(t), DropTCPNotSYN},
+		{"tcp syn-fin", e.clientPkt(v4, loadbalancer.TCP, 40004, 80, "SF").frame(t), DropTCPNotSYN},
+		{"tcp rst", e.clientPkt(v4, loadbalancer.TCP, 40005, 80, "R").frame(t), DropTCPNotSYN},
+		{"tcp fin", e.clientPkt(v4, loadbalancer.TCP, 40006, 80, "F").frame(t), DropTCPNotSYN},
+		{"ipv6 tcp ack without connection", e.clientPkt(v6, loadbalancer.TCP, 40001, 80, "A").frame(t), DropTCPNotSYN},
 		{"udp length 7", func() []byte { b := udp4(); binary.BigEndian.PutUint16(b[l4v4+4:], 7); return b }(), DropUDPLength},
 		{"udp length beyond payload", func() []byte {
 			b := udp4()
@@ -93,7 +95,7 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 			binary.BigEndian.PutUint16(b[ethLen+ipv6Len+4:], uint16(len(b)-ethLen-ipv6Len+2))
 			return b
 		}(), DropUDPLength},
-		{"ipv6 hop limit 1", func() []byte { p := e.clientPkt(v6, UDP, 40000, 53, ""); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
+		{"ipv6 hop limit 1", func() []byte { p := e.clientPkt(v6, loadbalancer.UDP, 40000, 53, ""); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, err := e.dp.Drops()
@@ -121,8 +123,8 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 func TestMalformedTransportToOthersPasses(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, Real{Addr: f.real(1), Port: 80, Weight: 1})
-	p := e.clientPkt(f, TCP, 40000, 80, "S")
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr, loadbalancer.Real{Addr: f.real(1), Port: 80, Weight: 1})
+	p := e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S")
 	p.dst = netip.MustParseAddrPort("10.0.3.3:80")
 	b := p.frame(t)
 	b[ethLen+ipv4Len+12] = 0x40 // data offset 4

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // pkt describes a test frame. Frames are built with gopacket, which
@@ -19,7 +21,7 @@ import (
 type pkt struct {
 	srcMAC, dstMAC net.HardwareAddr
 	src, dst       netip.AddrPort
-	proto          Proto
+	proto          loadbalancer.Proto
 	ttl            uint8  // 0 = 64
 	flags          string // TCP flags: any of "SAFRP"
 	seq            uint32
@@ -52,7 +54,7 @@ func (p pkt) ipLayer() (gopacket.SerializableLayer, gopacket.NetworkLayer) {
 
 func (p pkt) l4Layer(net gopacket.NetworkLayer) gopacket.SerializableLayer {
 	switch p.proto {
-	case TCP:
+	case loadbalancer.TCP:
 		tcp := &layers.TCP{SrcPort: layers.TCPPort(p.src.Port()), DstPort: layers.TCPPort(p.dst.Port()),
 			Seq: p.seq, Window: 64240,
 			SYN: strings.Contains(p.flags, "S"), ACK: strings.Contains(p.flags, "A"),

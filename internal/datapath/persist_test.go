@@ -6,11 +6,13 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // clientFrom is a client's SYN to VIP:80 from addr:port.
 func (e *testEnv) clientFrom(f family, addr netip.Addr, port uint16) pkt {
-	p := e.clientPkt(f, TCP, port, 80, "S")
+	p := e.clientPkt(f, loadbalancer.TCP, port, 80, "S")
 	p.src = netip.AddrPortFrom(addr, port)
 	return p
 }
@@ -42,8 +44,8 @@ func TestPersistence(t *testing.T) {
 			if f.v6 {
 				prefix = 64
 			}
-			key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-			svc := Service{Key: key, Scheduler: RoundRobin, LocalIPs: []netip.Addr{f.laddr}, Persistent: 300, PersistPrefix: prefix}
+			key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+			svc := loadbalancer.Service{Key: key, Scheduler: loadbalancer.RoundRobin, LocalIPs: []netip.Addr{f.laddr}, Persistent: 300, PersistPrefix: prefix}
 			if err := e.dp.AddService(svc); err != nil {
 				t.Fatal(err)
 			}
@@ -124,9 +126,9 @@ func TestPersistence(t *testing.T) {
 func TestDownRealLeavesSchedule(t *testing.T) {
 	f := families[0]
 	e := newEnv(t, Options{})
-	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
-	held := e.clientPkt(f, TCP, 30000, 80, "S")
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1, 1, 1)...)
+	held := e.clientPkt(f, loadbalancer.TCP, 30000, 80, "S")
 	if got := e.realOf(held); got != f.real(1) {
 		t.Fatalf("first connection went to %s", got)
 	}
@@ -181,8 +183,8 @@ func TestDownRealLeavesSchedule(t *testing.T) {
 func TestLeastConnWeights(t *testing.T) {
 	f := families[0]
 	e := newEnv(t, Options{})
-	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-	e.addService(key, WeightedLeastConn, f.laddr, reals(f, 1, 1, 1)...)
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.WeightedLeastConn, f.laddr, reals(f, 1, 1, 1)...)
 	if err := e.dp.SetLeastConnWeights(key, map[netip.AddrPort]uint32{netip.AddrPortFrom(f.real(3), 80): 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestLeastConnWeights(t *testing.T) {
 	if count[f.real(1)] != 20 || count[f.real(2)] != 10 || count[f.real(3)] != 0 {
 		t.Errorf("30 flows over weights 2:1:0 went %v", count)
 	}
-	if err := e.dp.SetLeastConnWeights(ServiceKey{VIP: f.vip, Port: 81, Proto: TCP}, nil); err == nil {
+	if err := e.dp.SetLeastConnWeights(loadbalancer.ServiceKey{VIP: f.vip, Port: 81, Proto: loadbalancer.TCP}, nil); err == nil {
 		t.Error("weights for a missing service: no error")
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Quote lengths of the ICMP errors the data path builds (XLB_ICMP4_QUOTE,
@@ -71,7 +73,7 @@ func TestTooBigGetsICMP(t *testing.T) {
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			real1, local := e.oneRealService(f, TCP)
+			real1, local := e.oneRealService(f, loadbalancer.TCP)
 			realNet, clientNet := "10.0.2.0/24", "10.0.1.0/24"
 			if f.v6 {
 				realNet, clientNet = "fd00:2::/64", "fd00:1::/64"
@@ -79,7 +81,7 @@ func TestTooBigGetsICMP(t *testing.T) {
 			e.routeMTU(t, f.v6, realNet, "xr", mtu)
 			e.routeMTU(t, f.v6, clientNet, "xc", mtu)
 
-			syn := e.clientPkt(f, TCP, 40000, 80, "S")
+			syn := e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S")
 			e.expect(syn.frame(t), XDPRedirect, nil)
 			big := syn
 			big.flags, big.payload = "A", make([]byte, 1400)
@@ -100,7 +102,7 @@ func TestTooBigGetsICMP(t *testing.T) {
 			fits.flags, fits.payload = "A", make([]byte, mtu-100)
 			e.expect(fits.frame(t), XDPRedirect, nil)
 
-			reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: TCP, flags: "A",
+			reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A",
 				src: real1, dst: local, payload: make([]byte, 1400)}
 			rin := reply.frame(t)
 			e.expect(rin, XDPTx, tooBig(t, rin, f.v6, mtu, e.realIf.HardwareAddr, realMAC(1)))
@@ -126,9 +128,9 @@ func TestTooBigIsRateLimited(t *testing.T) {
 	const perSec = 1000 // XLB_ICMP_PER_SEC
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.oneRealService(f, UDP)
+	e.oneRealService(f, loadbalancer.UDP)
 	e.routeMTU(t, false, "10.0.2.0/24", "xr", 1300)
-	in := e.clientPkt(f, UDP, 40000, 80, "")
+	in := e.clientPkt(f, loadbalancer.UDP, 40000, 80, "")
 	in.payload = make([]byte, 1400)
 	frame := in.frame(t)
 	start := time.Now()
@@ -164,8 +166,8 @@ func TestUnresolvedNextHopIsDroppedAndRequested(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
 			unresolved := f.real(numNSReals + 1)
-			e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr,
-				Real{Addr: unresolved, Port: 8080, Weight: 1})
+			e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr,
+				loadbalancer.Real{Addr: unresolved, Port: 8080, Weight: 1})
 
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -174,7 +176,7 @@ func TestUnresolvedNextHopIsDroppedAndRequested(t *testing.T) {
 			go func() { done <- e.dp.WatchNeighRequests(ctx, func(r NeighRequest) { got <- r }) }()
 
 			before, _ := e.dp.Drops()
-			e.expect(e.clientPkt(f, TCP, 40000, 80, "S").frame(t), XDPDrop, nil)
+			e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S").frame(t), XDPDrop, nil)
 			if after, _ := e.dp.Drops(); after[DropNoNeigh] != before[DropNoNeigh]+1 {
 				t.Errorf("no_neigh drops %d -> %d, want one more", before[DropNoNeigh], after[DropNoNeigh])
 			}

@@ -4,61 +4,26 @@ package datapath
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
-
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 	"github.com/xlb-dev/xlb/internal/sched"
+	"golang.org/x/sys/unix"
 )
-
-// MaxWeight is the largest weight a real can have (as in IPVS).
-const MaxWeight = 65535
-
-// Real is a real server of a service.
-type Real struct {
-	Addr netip.Addr
-	// Port is the real's port; 0 keeps the client's destination port
-	// (required for port-0 services).
-	Port   uint16
-	Weight uint32 // 0 drains: no new connections, existing ones continue
-}
-
-// AddrPort returns the real's address and port.
-func (r Real) AddrPort() netip.AddrPort { return netip.AddrPortFrom(r.Addr, r.Port) }
-
-func validateReals(k ServiceKey, reals []Real) error {
-	for i, r := range reals {
-		switch {
-		case !r.Addr.IsValid() || r.Addr.Is4() != k.VIP.Is4() || r.Addr.Is4In6():
-			return fmt.Errorf("real %s: not an address of the VIP's family", r.Addr)
-		case r.Weight > MaxWeight:
-			return fmt.Errorf("real %s: weight %d above %d", r.AddrPort(), r.Weight, MaxWeight)
-		case k.Port == 0 && r.Port != 0:
-			return fmt.Errorf("real %s: a port-0 service keeps the client's port, the real's port must be 0", r.AddrPort())
-		}
-		for _, o := range reals[:i] {
-			if o.Addr == r.Addr && o.Port == r.Port {
-				return fmt.Errorf("real %s: listed twice", r.AddrPort())
-			}
-		}
-	}
-	return nil
-}
 
 // SetReals replaces a service's reals. Reals that stay keep their id and
 // connections; new ones get an id; the schedule table is rebuilt and
 // swapped in one update. A removed real's connections continue until they
 // end (as IPVS keeps a removed destination's connections).
-func (d *Datapath) SetReals(k ServiceKey, reals []Real) error {
+func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.reg.services[k]
 	if !ok {
-		return fmt.Errorf("set reals of %s: %w", k, ErrNotFound)
+		return fmt.Errorf("set reals of %s: %w", k, loadbalancer.ErrNotFound)
 	}
-	if err := validateReals(k, reals); err != nil {
+	if err := loadbalancer.ValidateReals(k, reals); err != nil {
 		return fmt.Errorf("set reals of %s: %w", k, err)
 	}
 
@@ -126,7 +91,7 @@ func (r realState) flags() uint8 {
 
 // recordReal writes a real's entry: its address for the data path, and
 // for a restarted control plane whose it is (see rebuildRegistry).
-func (d *Datapath) recordReal(id uint32, r Real, svcID uint32, flags uint8) error {
+func (d *Datapath) recordReal(id uint32, r loadbalancer.Real, svcID uint32, flags uint8) error {
 	v := xlbReal{Addr: toAddr(r.Addr), Port: htons(r.Port), Family: familyOf(r.Addr), Flags: flags, SvcId: svcID, Weight: r.Weight}
 	if err := d.objs.Reals.Put(id, v); err != nil {
 		return fmt.Errorf("write reals[%d]: %w", id, err)
@@ -144,7 +109,7 @@ func (d *Datapath) freeReal(r realState) {
 
 // writeReal writes a new real's entry and zeroes its counters and cached
 // next hop (the id may have served another real before).
-func (d *Datapath) writeReal(id uint32, r Real, svcID uint32) error {
+func (d *Datapath) writeReal(id uint32, r loadbalancer.Real, svcID uint32) error {
 	if err := d.recordReal(id, r, svcID, xlbRealFInUse); err != nil {
 		return err
 	}
@@ -160,14 +125,14 @@ func (d *Datapath) writeReal(id uint32, r Real, svcID uint32) error {
 }
 
 // Reals returns a service's reals.
-func (d *Datapath) Reals(k ServiceKey) ([]Real, error) {
+func (d *Datapath) Reals(k loadbalancer.ServiceKey) ([]loadbalancer.Real, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.reg.services[k]
 	if !ok {
-		return nil, fmt.Errorf("reals of %s: %w", k, ErrNotFound)
+		return nil, fmt.Errorf("reals of %s: %w", k, loadbalancer.ErrNotFound)
 	}
-	out := make([]Real, len(st.reals))
+	out := make([]loadbalancer.Real, len(st.reals))
 	for i, r := range st.reals {
 		out[i] = r.real
 	}
@@ -175,7 +140,7 @@ func (d *Datapath) Reals(k ServiceKey) ([]Real, error) {
 }
 
 // buildTable computes a service's schedule table from its reals.
-func buildTable(svc Service, reals []realState) ([]uint32, error) {
+func buildTable(svc loadbalancer.Service, reals []realState) ([]uint32, error) {
 	backends := make([]sched.Backend, len(reals))
 	for i, r := range reals {
 		backends[i] = sched.Backend{ID: r.id, Key: r.real.AddrPort().String(), Weight: r.tableWeight(svc.Scheduler)}
@@ -185,11 +150,11 @@ func buildTable(svc Service, reals []realState) ([]uint32, error) {
 		err   error
 	)
 	switch svc.Scheduler {
-	case RoundRobin:
+	case loadbalancer.RoundRobin:
 		table, err = sched.RoundRobin(backends)
-	case WeightedRoundRobin, LeastConn, WeightedLeastConn:
+	case loadbalancer.WeightedRoundRobin, loadbalancer.LeastConn, loadbalancer.WeightedLeastConn:
 		table, err = sched.SmoothWRR(backends)
-	case MaglevHash, SourceHash:
+	case loadbalancer.MaglevHash, loadbalancer.SourceHash:
 		size := svc.MaglevSize
 		if size == 0 {
 			size = sched.DefaultMaglevSize
@@ -206,7 +171,7 @@ func buildTable(svc Service, reals []realState) ([]uint32, error) {
 
 // swapTable builds a new schedule table in a map of its own and installs
 // it in sched_tables[id] in one update: slot 0 the length, then real ids.
-func (d *Datapath) swapTable(id uint32, svc Service, reals []realState) error {
+func (d *Datapath) swapTable(id uint32, svc loadbalancer.Service, reals []realState) error {
 	table, err := buildTable(svc, reals)
 	if err != nil {
 		return fmt.Errorf("build %s table: %w", svc.Scheduler, err)

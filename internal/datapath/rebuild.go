@@ -8,6 +8,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 	"github.com/xlb-dev/xlb/internal/sched"
 )
 
@@ -41,8 +42,8 @@ func (d *Datapath) rebuildRegistry() error {
 	var val xlbService
 	it := d.objs.Services.Iterate()
 	for it.Next(&key, &val) {
-		k := ServiceKey{VIP: fromAddr(key.Vip.W, key.Family), Port: ntohs(key.Port), Proto: Proto(key.Proto)}
-		st := &serviceState{id: val.Id, svc: Service{Key: k, Scheduler: Scheduler(val.Sched), Persistent: val.PersistTimeout}}
+		k := loadbalancer.ServiceKey{VIP: fromAddr(key.Vip.W, key.Family), Port: ntohs(key.Port), Proto: loadbalancer.Proto(key.Proto)}
+		st := &serviceState{id: val.Id, svc: loadbalancer.Service{Key: k, Scheduler: loadbalancer.Scheduler(val.Sched), Persistent: val.PersistTimeout}}
 		if val.PersistTimeout > 0 && int(val.PersistPrefix) < k.VIP.BitLen() {
 			st.svc.PersistPrefix = val.PersistPrefix
 		}
@@ -59,7 +60,7 @@ func (d *Datapath) rebuildRegistry() error {
 		if err != nil {
 			return err
 		}
-		if st.svc.Scheduler == MaglevHash || st.svc.Scheduler == SourceHash {
+		if st.svc.Scheduler == loadbalancer.MaglevHash || st.svc.Scheduler == loadbalancer.SourceHash {
 			if size > 1 && size != sched.DefaultMaglevSize {
 				st.svc.MaglevSize = size
 			}
@@ -86,7 +87,7 @@ func (d *Datapath) rebuildRegistry() error {
 		if rv.Flags&xlbRealFInUse == 0 || !ok {
 			continue // a freed id; its connections may still use it
 		}
-		st.reals = append(st.reals, realState{id: id, real: Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight},
+		st.reals = append(st.reals, realState{id: id, real: loadbalancer.Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight},
 			down: rv.Flags&xlbRealFDown != 0})
 		realUsed = append(realUsed, id)
 	}

@@ -5,6 +5,8 @@ package datapath
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // idAlloc hands out the indexes of an array map. Freed ids are reused in
@@ -36,7 +38,7 @@ func (a *idAlloc) put(id uint32) { a.free = append(a.free, id) }
 // realState is one real of a service and the id the data path knows it by.
 type realState struct {
 	id   uint32
-	real Real
+	real loadbalancer.Real
 	// down: the real failed its health check; it stays out of the
 	// schedule table until it is up again.
 	down bool
@@ -49,11 +51,11 @@ type realState struct {
 
 // tableWeight is the weight the schedule table of a service with
 // scheduler s gives the real.
-func (r realState) tableWeight(s Scheduler) uint32 {
+func (r realState) tableWeight(s loadbalancer.Scheduler) uint32 {
 	switch {
 	case r.down || r.real.Weight == 0:
 		return 0
-	case r.lcSet && (s == LeastConn || s == WeightedLeastConn):
+	case r.lcSet && (s == loadbalancer.LeastConn || s == loadbalancer.WeightedLeastConn):
 		return r.lcWeight
 	}
 	return r.real.Weight
@@ -62,7 +64,7 @@ func (r realState) tableWeight(s Scheduler) uint32 {
 // serviceState is what the registry remembers of one service.
 type serviceState struct {
 	id       uint32
-	svc      Service
+	svc      loadbalancer.Service
 	laddrIDs []uint32
 	reals    []realState
 }
@@ -76,7 +78,7 @@ type localIP struct {
 // registry mirrors what the maps hold, so that updates can be computed
 // as differences and ids allocated without reading the maps back.
 type registry struct {
-	services map[ServiceKey]*serviceState
+	services map[loadbalancer.ServiceKey]*serviceState
 	localIPs map[netip.Addr]*localIP
 	vips     map[netip.Addr]int
 	svcIDs   idAlloc
@@ -85,7 +87,7 @@ type registry struct {
 }
 
 func (r *registry) init(maxServices, maxReals, maxLaddrs uint32) {
-	r.services = map[ServiceKey]*serviceState{}
+	r.services = map[loadbalancer.ServiceKey]*serviceState{}
 	r.localIPs = map[netip.Addr]*localIP{}
 	r.vips = map[netip.Addr]int{}
 	r.svcIDs = idAlloc{what: "service", max: maxServices}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // newFlows sends the first packet of n new TCP flows from the client
@@ -16,17 +18,17 @@ func (e *testEnv) newFlows(f family, n int, base uint16) []netip.Addr {
 	e.t.Helper()
 	out := make([]netip.Addr, n)
 	for i := range out {
-		in := e.clientPkt(f, TCP, base+uint16(i), 80, "S")
+		in := e.clientPkt(f, loadbalancer.TCP, base+uint16(i), 80, "S")
 		b := e.expect(in.frame(e.t), XDPRedirect, nil)
 		out[i] = dstOf(e.t, b).Addr()
 	}
 	return out
 }
 
-func reals(f family, weights ...uint32) []Real {
-	out := make([]Real, len(weights))
+func reals(f family, weights ...uint32) []loadbalancer.Real {
+	out := make([]loadbalancer.Real, len(weights))
 	for i, w := range weights {
-		out[i] = Real{Addr: f.real(i + 1), Port: 80, Weight: w}
+		out[i] = loadbalancer.Real{Addr: f.real(i + 1), Port: 80, Weight: w}
 	}
 	return out
 }
@@ -36,20 +38,20 @@ func TestRoundRobinAndWeighted(t *testing.T) {
 	r := func(n int) netip.Addr { return f.real(n) }
 	for _, tc := range []struct {
 		name    string
-		sched   Scheduler
+		sched   loadbalancer.Scheduler
 		weights []uint32
 		want    []netip.Addr
 	}{
-		{"rr", RoundRobin, []uint32{1, 1, 1}, []netip.Addr{r(1), r(2), r(3), r(1), r(2), r(3), r(1)}},
-		{"rr ignores weights", RoundRobin, []uint32{5, 1}, []netip.Addr{r(1), r(2), r(1), r(2)}},
-		{"rr skips drained", RoundRobin, []uint32{1, 0, 1}, []netip.Addr{r(1), r(3), r(1), r(3)}},
-		{"wrr 5:1:1", WeightedRoundRobin, []uint32{5, 1, 1},
+		{"rr", loadbalancer.RoundRobin, []uint32{1, 1, 1}, []netip.Addr{r(1), r(2), r(3), r(1), r(2), r(3), r(1)}},
+		{"rr ignores weights", loadbalancer.RoundRobin, []uint32{5, 1}, []netip.Addr{r(1), r(2), r(1), r(2)}},
+		{"rr skips drained", loadbalancer.RoundRobin, []uint32{1, 0, 1}, []netip.Addr{r(1), r(3), r(1), r(3)}},
+		{"wrr 5:1:1", loadbalancer.WeightedRoundRobin, []uint32{5, 1, 1},
 			[]netip.Addr{r(1), r(1), r(2), r(1), r(3), r(1), r(1), r(1), r(1), r(2), r(1), r(3), r(1), r(1)}},
-		{"wrr 2:1", WeightedRoundRobin, []uint32{2, 1}, []netip.Addr{r(1), r(2), r(1), r(1), r(2), r(1)}},
+		{"wrr 2:1", loadbalancer.WeightedRoundRobin, []uint32{2, 1}, []netip.Addr{r(1), r(2), r(1), r(1), r(2), r(1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+			key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
 			e.addService(key, tc.sched, f.laddr, reals(f, tc.weights...)...)
 			if got := e.newFlows(f, len(tc.want), 30000); !slices.Equal(got, tc.want) {
 				t.Errorf("reals chosen %v, want %v", got, tc.want)
@@ -62,9 +64,9 @@ func TestMaglevMinimalDisruption(t *testing.T) {
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			e := newEnv(t, Options{})
-			key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+			key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
 			all := reals(f, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
-			e.addService(key, MaglevHash, f.laddr, all...)
+			e.addService(key, loadbalancer.MaglevHash, f.laddr, all...)
 			const n = 2000
 			before := e.newFlows(f, n, 20000)
 			perReal := map[netip.Addr]int{}
@@ -102,7 +104,7 @@ func TestMaglevMinimalDisruption(t *testing.T) {
 func TestSourceHashKeepsClientOnOneReal(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, SourceHash, f.laddr, reals(f, 1, 1, 1, 1)...)
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.SourceHash, f.laddr, reals(f, 1, 1, 1, 1)...)
 	got := e.newFlows(f, 50, 10000)
 	for i, r := range got {
 		if r != got[0] {
@@ -111,7 +113,7 @@ func TestSourceHashKeepsClientOnOneReal(t *testing.T) {
 	}
 	seen := map[netip.Addr]bool{}
 	for n := 1; n <= 40; n++ {
-		p := e.clientPkt(f, TCP, 1234, 80, "S")
+		p := e.clientPkt(f, loadbalancer.TCP, 1234, 80, "S")
 		p.src = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, 1, byte(100 + n)}), 1234)
 		seen[dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr()] = true
 	}
@@ -123,9 +125,9 @@ func TestSourceHashKeepsClientOnOneReal(t *testing.T) {
 func TestWeightZeroDrains(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
-	e.addService(key, RoundRobin, f.laddr, reals(f, 1, 1)...)
-	held := e.clientPkt(f, TCP, 50000, 80, "S")
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1, 1)...)
+	held := e.clientPkt(f, loadbalancer.TCP, 50000, 80, "S")
 	if got := dstOf(t, e.expect(held.frame(t), XDPRedirect, nil)).Addr(); got != f.real(1) {
 		t.Fatalf("first flow went to %s, want %s", got, f.real(1))
 	}
@@ -148,13 +150,13 @@ func TestWeightZeroDrains(t *testing.T) {
 func TestExpiredEntryIsNewFlow(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: UDP}, RoundRobin, f.laddr, reals(f, 1, 1)...)
-	p := e.clientPkt(f, UDP, 40000, 80, "")
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1, 1)...)
+	p := e.clientPkt(f, loadbalancer.UDP, 40000, 80, "")
 	if got := dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != f.real(1) {
 		t.Fatalf("first packet went to %s", got)
 	}
 	// Age the forward entry past the UDP timeout (300 s).
-	key := xlbCt4Key{Src: toAddr(f.client).W[0], Dst: toAddr(f.vip).W[0], Sport: htons(40000), Dport: htons(80), Proto: uint8(UDP)}
+	key := xlbCt4Key{Src: toAddr(f.client).W[0], Dst: toAddr(f.vip).W[0], Sport: htons(40000), Dport: htons(80), Proto: uint8(loadbalancer.UDP)}
 	var ent xlbCtEntry
 	if err := e.dp.objs.Ct4.Lookup(key, &ent); err != nil {
 		t.Fatalf("forward entry: %v", err)
@@ -170,16 +172,16 @@ func TestExpiredEntryIsNewFlow(t *testing.T) {
 
 func TestLocalPortExhaustion(t *testing.T) {
 	e := newEnv(t, Options{})
-	s := DefaultSettings()
+	s := loadbalancer.DefaultSettings()
 	s.LocalPortMin, s.LocalPortMax = 2000, 2003
 	if err := e.dp.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}, RoundRobin, f.laddr, reals(f, 1)...)
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
 	used := map[uint16]bool{}
 	for i := 0; i < 4; i++ {
-		p := e.clientPkt(f, TCP, uint16(40000+i), 80, "S")
+		p := e.clientPkt(f, loadbalancer.TCP, uint16(40000+i), 80, "S")
 		port := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Port()
 		if used[port] || port < 2000 || port > 2003 {
 			t.Fatalf("connection %d got local port %d (used: %v)", i, port, used)
@@ -187,14 +189,14 @@ func TestLocalPortExhaustion(t *testing.T) {
 		used[port] = true
 	}
 	before, _ := e.dp.Drops()
-	e.expect(e.clientPkt(f, TCP, 40010, 80, "S").frame(t), XDPDrop, nil)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40010, 80, "S").frame(t), XDPDrop, nil)
 	after, _ := e.dp.Drops()
 	if after[DropNoLocalPort] != before[DropNoLocalPort]+1 {
 		t.Errorf("no_lport drops %d -> %d, want one more", before[DropNoLocalPort], after[DropNoLocalPort])
 	}
 	// The held connections still work, on their own ports.
 	for i := 0; i < 4; i++ {
-		p := e.clientPkt(f, TCP, uint16(40000+i), 80, "A")
+		p := e.clientPkt(f, loadbalancer.TCP, uint16(40000+i), 80, "A")
 		if port := srcOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Port(); !used[port] {
 			t.Errorf("connection %d moved to port %d", i, port)
 		}
@@ -207,9 +209,9 @@ func TestLocalPortExhaustion(t *testing.T) {
 func TestTableSwapUnderTraffic(t *testing.T) {
 	e := newEnv(t, Options{})
 	f := families[0]
-	key := ServiceKey{VIP: f.vip, Port: 80, Proto: TCP}
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
 	setA, setB := reals(f, 1, 1, 1), reals(f, 0, 0, 0, 1, 1, 1)[3:]
-	e.addService(key, MaglevHash, f.laddr, setA...)
+	e.addService(key, loadbalancer.MaglevHash, f.laddr, setA...)
 
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -254,16 +256,16 @@ func TestTableSwapUnderTraffic(t *testing.T) {
 func TestLocalPortHeldPastTimeout(t *testing.T) {
 	const holdPeriod = 16
 	e := newEnv(t, Options{})
-	s := DefaultSettings()
+	s := loadbalancer.DefaultSettings()
 	s.LocalPortMin, s.LocalPortMax = 3000, 3000 // one port
 	if err := e.dp.SetSettings(s); err != nil {
 		t.Fatal(err)
 	}
 	f := families[0]
-	e.addService(ServiceKey{VIP: f.vip, Port: 80, Proto: UDP}, RoundRobin, f.laddr, reals(f, 1)...)
-	e.expect(e.clientPkt(f, UDP, 40000, 80, "").frame(t), XDPRedirect, nil)
+	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
+	e.expect(e.clientPkt(f, loadbalancer.UDP, 40000, 80, "").frame(t), XDPRedirect, nil)
 
-	revKey := xlbCt4Key{Src: toAddr(f.real(1)).W[0], Dst: toAddr(f.laddr).W[0], Sport: htons(80), Dport: htons(3000), Proto: uint8(UDP)}
+	revKey := xlbCt4Key{Src: toAddr(f.real(1)).W[0], Dst: toAddr(f.laddr).W[0], Sport: htons(80), Dport: htons(3000), Proto: uint8(loadbalancer.UDP)}
 	age := func(seconds uint32) {
 		t.Helper()
 		var ent xlbCtEntry
@@ -279,9 +281,9 @@ func TestLocalPortHeldPastTimeout(t *testing.T) {
 	udpTimeout := uint32(s.UDPTimeout / time.Second)
 
 	age(udpTimeout + holdPeriod/2) // expired, within the grace: still held
-	e.expect(e.clientPkt(f, UDP, 40001, 80, "").frame(t), XDPDrop, nil)
+	e.expect(e.clientPkt(f, loadbalancer.UDP, 40001, 80, "").frame(t), XDPDrop, nil)
 	age(udpTimeout + holdPeriod + 2) // past the grace: free again
-	out := e.expect(e.clientPkt(f, UDP, 40001, 80, "").frame(t), XDPRedirect, nil)
+	out := e.expect(e.clientPkt(f, loadbalancer.UDP, 40001, 80, "").frame(t), XDPRedirect, nil)
 	if port := srcOf(t, out).Port(); port != 3000 {
 		t.Errorf("new connection got port %d, want the freed 3000", port)
 	}

@@ -9,96 +9,24 @@ import (
 	"slices"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// MaxServiceLocalIPs is how many local IPs one service can use
-// (XLB_MAX_SVC_LADDRS in the data path).
-const MaxServiceLocalIPs = 32
-
-// ServiceKey identifies a virtual service. Port 0 matches every port of
-// the VIP that has no service of its own.
-type ServiceKey struct {
-	VIP   netip.Addr
-	Port  uint16
-	Proto Proto
-}
-
-func (k ServiceKey) String() string {
-	return fmt.Sprintf("%s %s", k.Proto, netip.AddrPortFrom(k.VIP, k.Port))
-}
-
-// Service is a virtual service in FullNAT mode.
-type Service struct {
-	Key       ServiceKey
-	Scheduler Scheduler
-	// LocalIPs are the sources FullNAT uses towards the reals, of the
-	// VIP's family; connections are spread over them in turn.
-	LocalIPs []netip.Addr
-	// MaglevSize is the mh/sh table size, a prime (0 = 65537).
-	MaglevSize uint32
-	// Persistent is ipvsadm -p: seconds a client prefix keeps going to
-	// the same real after its last new connection (0 = off).
-	Persistent uint32
-	// PersistPrefix is the length of the client prefix persistence
-	// groups by (ipvsadm -M); 0 means the whole address.
-	PersistPrefix uint8
-}
-
-// persistBits is the prefix length the data path uses.
-func (s *Service) persistBits() uint8 {
-	if s.PersistPrefix == 0 {
-		return uint8(s.Key.VIP.BitLen())
-	}
-	return s.PersistPrefix
-}
-
-func (s *Service) validate() error {
-	k := s.Key
-	if !k.VIP.IsValid() {
-		return errors.New("vip: not an IP address")
-	}
-	if k.VIP.Is4In6() {
-		return fmt.Errorf("vip %s: use the plain IPv4 form", k.VIP)
-	}
-	if k.Proto != TCP && k.Proto != UDP {
-		return fmt.Errorf("protocol %d: want tcp or udp", k.Proto)
-	}
-	if _, ok := schedulerNames[s.Scheduler]; !ok {
-		return fmt.Errorf("scheduler %d: want rr, wrr, mh, sh, lc or wlc", s.Scheduler)
-	}
-	// no local IP is allowed (ipvsadm -A before --add-laddr): new
-	// connections are dropped as no_laddr until one is added
-	if len(s.LocalIPs) > MaxServiceLocalIPs {
-		return fmt.Errorf("local IPs: at most %d, have %d", MaxServiceLocalIPs, len(s.LocalIPs))
-	}
-	if int(s.PersistPrefix) > k.VIP.BitLen() {
-		return fmt.Errorf("persistence prefix /%d: longer than a %d-bit address", s.PersistPrefix, k.VIP.BitLen())
-	}
-	for i, ip := range s.LocalIPs {
-		if !ip.IsValid() || ip.Is4() != k.VIP.Is4() {
-			return fmt.Errorf("local IP %s: not an address of the VIP's family", ip)
-		}
-		if slices.Contains(s.LocalIPs[:i], ip) {
-			return fmt.Errorf("local IP %s: listed twice", ip)
-		}
-	}
-	return nil
-}
-
-func serviceMapKey(k ServiceKey) xlbServiceKey {
+func serviceMapKey(k loadbalancer.ServiceKey) xlbServiceKey {
 	return xlbServiceKey{Vip: toAddr(k.VIP), Port: htons(k.Port), Proto: uint8(k.Proto), Family: familyOf(k.VIP)}
 }
 
 // AddService adds a service with no reals yet (new connections to it are
 // dropped as no_real until SetReals gives it some).
-func (d *Datapath) AddService(s Service) error {
+func (d *Datapath) AddService(s loadbalancer.Service) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
 	if _, ok := d.reg.services[s.Key]; ok {
-		return fmt.Errorf("add service %s: %w", s.Key, ErrExists)
+		return fmt.Errorf("add service %s: %w", s.Key, loadbalancer.ErrExists)
 	}
 	id, err := d.reg.svcIDs.get()
 	if err != nil {
@@ -120,15 +48,15 @@ func (d *Datapath) AddService(s Service) error {
 
 // UpdateService changes a service's scheduler, local IPs or table size;
 // its reals and connections stay.
-func (d *Datapath) UpdateService(s Service) error {
+func (d *Datapath) UpdateService(s loadbalancer.Service) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
 	}
 	st, ok := d.reg.services[s.Key]
 	if !ok {
-		return fmt.Errorf("update service %s: %w", s.Key, ErrNotFound)
+		return fmt.Errorf("update service %s: %w", s.Key, loadbalancer.ErrNotFound)
 	}
 	old := st.svc
 	oldLaddrs := st.laddrIDs
@@ -165,7 +93,7 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint8(len(laddrIDs)),
 		PersistTimeout: st.svc.Persistent}
 	if st.svc.Persistent > 0 {
-		val.PersistPrefix = st.svc.persistBits()
+		val.PersistPrefix = st.svc.PersistBits()
 	}
 	copy(val.LaddrIds[:], laddrIDs)
 	if err := d.objs.Services.Put(key, val); err != nil {
@@ -245,12 +173,12 @@ func (d *Datapath) writeAddrFilter() error {
 
 // RemoveService removes a service. Its connections are no longer
 // forwarded; their entries age out of the connection table.
-func (d *Datapath) RemoveService(k ServiceKey) error {
+func (d *Datapath) RemoveService(k loadbalancer.ServiceKey) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.reg.services[k]
 	if !ok {
-		return fmt.Errorf("remove service %s: %w", k, ErrNotFound)
+		return fmt.Errorf("remove service %s: %w", k, loadbalancer.ErrNotFound)
 	}
 	key := serviceMapKey(k)
 	if err := d.objs.Services.Delete(key); err != nil {
@@ -313,12 +241,12 @@ func (d *Datapath) releaseLocalIPs(ids []uint32) {
 }
 
 // service returns a copy of a service's configuration.
-func (d *Datapath) service(k ServiceKey) (Service, bool) {
+func (d *Datapath) service(k loadbalancer.ServiceKey) (loadbalancer.Service, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st, ok := d.reg.services[k]
 	if !ok {
-		return Service{}, false
+		return loadbalancer.Service{}, false
 	}
 	s := st.svc
 	s.LocalIPs = slices.Clone(s.LocalIPs)
@@ -326,13 +254,13 @@ func (d *Datapath) service(k ServiceKey) (Service, bool) {
 }
 
 // AddLocalIP adds a local IP to a service.
-func (d *Datapath) AddLocalIP(k ServiceKey, ip netip.Addr) error {
+func (d *Datapath) AddLocalIP(k loadbalancer.ServiceKey, ip netip.Addr) error {
 	s, ok := d.service(k)
 	switch {
 	case !ok:
-		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrNotFound)
+		return fmt.Errorf("add local IP %s to %s: %w", ip, k, loadbalancer.ErrNotFound)
 	case slices.Contains(s.LocalIPs, ip):
-		return fmt.Errorf("add local IP %s to %s: %w", ip, k, ErrExists)
+		return fmt.Errorf("add local IP %s to %s: %w", ip, k, loadbalancer.ErrExists)
 	}
 	s.LocalIPs = append(s.LocalIPs, ip)
 	return d.UpdateService(s)
@@ -340,18 +268,18 @@ func (d *Datapath) AddLocalIP(k ServiceKey, ip netip.Addr) error {
 
 // RemoveLocalIP removes a local IP from a service; connections that use
 // it continue until they end.
-func (d *Datapath) RemoveLocalIP(k ServiceKey, ip netip.Addr) error {
+func (d *Datapath) RemoveLocalIP(k loadbalancer.ServiceKey, ip netip.Addr) error {
 	s, ok := d.service(k)
 	i := slices.Index(s.LocalIPs, ip)
 	if !ok || i < 0 {
-		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, ErrNotFound)
+		return fmt.Errorf("remove local IP %s from %s: %w", ip, k, loadbalancer.ErrNotFound)
 	}
 	s.LocalIPs = slices.Delete(s.LocalIPs, i, i+1)
 	return d.UpdateService(s)
 }
 
 // Services returns the services in the order of their ids.
-func (d *Datapath) Services() []Service {
+func (d *Datapath) Services() []loadbalancer.Service {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	states := make([]*serviceState, 0, len(d.reg.services))
@@ -359,7 +287,7 @@ func (d *Datapath) Services() []Service {
 		states = append(states, st)
 	}
 	slices.SortFunc(states, func(a, b *serviceState) int { return int(a.id) - int(b.id) })
-	out := make([]Service, len(states))
+	out := make([]loadbalancer.Service, len(states))
 	for i, st := range states {
 		out[i] = st.svc
 	}

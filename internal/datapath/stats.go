@@ -4,22 +4,14 @@ package datapath
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// Counters are a service's or a real's traffic counters, summed over CPUs.
-// In is the client -> real direction, Out the replies, as in ipvsadm.
-type Counters struct {
-	Conns      uint64
-	InPackets  uint64
-	InBytes    uint64
-	OutPackets uint64
-	OutBytes   uint64
-}
-
-func (c *Counters) add(o xlbXlbCounters) {
+// addCounters adds one CPU's counters to c.
+func addCounters(c *loadbalancer.Counters, o xlbXlbCounters) {
 	c.Conns += o.Conns
 	c.InPackets += o.InPackets
 	c.InBytes += o.InBytes
@@ -27,56 +19,16 @@ func (c *Counters) add(o xlbXlbCounters) {
 	c.OutBytes += o.OutBytes
 }
 
-func sumCounters(m *ebpf.Map, id uint32) (Counters, error) {
+func sumCounters(m *ebpf.Map, id uint32) (loadbalancer.Counters, error) {
 	var perCPU []xlbXlbCounters
-	var c Counters
+	var c loadbalancer.Counters
 	if err := m.Lookup(id, &perCPU); err != nil {
 		return c, fmt.Errorf("read %s[%d]: %w", m, id, err)
 	}
 	for _, v := range perCPU {
-		c.add(v)
+		addCounters(&c, v)
 	}
 	return c, nil
-}
-
-// RealStatus is a real with its counters and connections (ipvsadm's
-// ActiveConn: established; InActConn: every other live state).
-type RealStatus struct {
-	Real
-	Stats         Counters
-	ActiveConns   int
-	InactiveConns int
-	// Down: the real failed its health check (no new connections).
-	Down bool
-	// TableWeight is the weight the schedule table gives it now: 0 when
-	// down or drained, the derived weight for lc/wlc.
-	TableWeight uint32
-	// Health is up or down for a real its service checks, else empty;
-	// HealthReason says why its last check failed. The daemon fills
-	// them in (the data path knows only Down).
-	Health, HealthReason string
-}
-
-// ServiceStatus is a service with its counters and its reals'.
-type ServiceStatus struct {
-	Service
-	Stats Counters
-	Reals []RealStatus
-}
-
-// timeout returns how long an entry in state s lives without packets.
-func (s Settings) timeout(st ConnState) time.Duration {
-	switch st {
-	case StateSynSent:
-		return s.TCPSynTimeout
-	case StateEstablished:
-		return s.TCPTimeout
-	case StateFin:
-		return s.TCPFinTimeout
-	case StateClose:
-		return s.TCPRstTimeout
-	}
-	return s.UDPTimeout
 }
 
 // connCounts counts the live forward entries of each real id: active
@@ -84,11 +36,11 @@ func (s Settings) timeout(st ConnState) time.Duration {
 func (d *Datapath) connCounts() (active, inactive map[uint16]int, err error) {
 	active, inactive = map[uint16]int{}, map[uint16]int{}
 	settings := d.Settings()
-	err = d.Conns(func(c ConnEntry) bool {
-		if c.Reverse || c.Idle > settings.timeout(c.State) {
+	err = d.Conns(func(c loadbalancer.ConnEntry) bool {
+		if c.Reverse || c.Idle > settings.Timeout(c.State) {
 			return true
 		}
-		if c.State == StateEstablished {
+		if c.State == loadbalancer.StateEstablished {
 			active[c.RealID]++
 		} else {
 			inactive[c.RealID]++
@@ -100,13 +52,13 @@ func (d *Datapath) connCounts() (active, inactive map[uint16]int, err error) {
 
 // Status returns every service with its reals, counters and connection
 // counts, in id order. It walks the connection table.
-func (d *Datapath) Status() ([]ServiceStatus, error) {
+func (d *Datapath) Status() ([]loadbalancer.ServiceStatus, error) {
 	active, inactive, err := d.connCounts()
 	if err != nil {
 		return nil, err
 	}
 	svcs := d.Services()
-	out := make([]ServiceStatus, 0, len(svcs))
+	out := make([]loadbalancer.ServiceStatus, 0, len(svcs))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, svc := range svcs {
@@ -114,13 +66,13 @@ func (d *Datapath) Status() ([]ServiceStatus, error) {
 		if !ok {
 			continue
 		}
-		s := ServiceStatus{Service: svc}
+		s := loadbalancer.ServiceStatus{Service: svc}
 		var err error
 		if s.Stats, err = sumCounters(d.objs.SvcStats, st.id); err != nil {
 			return nil, err
 		}
 		for _, r := range st.reals {
-			rs := RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)],
+			rs := loadbalancer.RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)],
 				Down: r.down, TableWeight: r.tableWeight(st.svc.Scheduler)}
 			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
 				return nil, err

@@ -19,12 +19,12 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Target is one real of one service, as a check sees it.
 type Target struct {
-	Service datapath.ServiceKey
+	Service loadbalancer.ServiceKey
 	Real    netip.AddrPort
 	// Source is the address checks are sent from (the service's first
 	// local IP); invalid lets the kernel choose.

@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func target(t *testing.T, addr string) Target {
 	t.Helper()
 	ap := netip.MustParseAddrPort(addr)
-	return Target{Service: datapath.ServiceKey{VIP: netip.MustParseAddr("10.9.9.9"), Port: 80, Proto: datapath.TCP},
+	return Target{Service: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.9.9.9"), Port: 80, Proto: loadbalancer.TCP},
 		Real: ap, Source: netip.MustParseAddr("127.0.0.1")}
 }
 

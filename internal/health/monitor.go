@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // State is what the monitor knows of one checked real.
@@ -34,7 +34,7 @@ type Transition struct {
 
 // realKey names a checked real.
 type realKey struct {
-	svc  datapath.ServiceKey
+	svc  loadbalancer.ServiceKey
 	real netip.AddrPort
 }
 
@@ -156,10 +156,10 @@ func (m *Monitor) record(r *run, err error) (Transition, bool) {
 }
 
 // States returns the state of every checked real.
-func (m *Monitor) States() map[datapath.ServiceKey]map[netip.AddrPort]State {
+func (m *Monitor) States() map[loadbalancer.ServiceKey]map[netip.AddrPort]State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[datapath.ServiceKey]map[netip.AddrPort]State{}
+	out := map[loadbalancer.ServiceKey]map[netip.AddrPort]State{}
 	for k, r := range m.runs {
 		if out[k.svc] == nil {
 			out[k.svc] = map[netip.AddrPort]State{}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // ConnRow is one line of ipvsadm -L -c: a connection as IPVS lists it.
@@ -29,11 +29,11 @@ type ConnRow struct {
 func StateTimeouts(cfg *config.Config) map[string]time.Duration {
 	s := cfg.TimeoutSettings()
 	return map[string]time.Duration{
-		datapath.StateSynSent.String():     s.TCPSynTimeout,
-		datapath.StateEstablished.String(): s.TCPTimeout,
-		datapath.StateFin.String():         s.TCPFinTimeout,
-		datapath.StateClose.String():       s.TCPRstTimeout,
-		datapath.StateUDP.String():         s.UDPTimeout,
+		loadbalancer.StateSynSent.String():     s.TCPSynTimeout,
+		loadbalancer.StateEstablished.String(): s.TCPTimeout,
+		loadbalancer.StateFin.String():         s.TCPFinTimeout,
+		loadbalancer.StateClose.String():       s.TCPRstTimeout,
+		loadbalancer.StateUDP.String():         s.UDPTimeout,
 	}
 }
 

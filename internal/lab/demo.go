@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/listing"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // ServicePort is the port of the demo's TCP (HTTP) and UDP services, on
@@ -26,7 +26,7 @@ type DemoOptions struct {
 	Topology Topology
 	Requests int    // HTTP requests and UDP datagrams each (default 12)
 	Self     string // path of the xlb binary: the daemon, and each real's server
-	Mode     datapath.AttachMode
+	Mode     loadbalancer.AttachMode
 }
 
 // Demo builds the lab, runs the xlb daemon in the balancer with TCP and
@@ -59,7 +59,7 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 		return nil, err
 	}
 	var extra []string
-	if o.Mode == datapath.ModeGeneric {
+	if o.Mode == loadbalancer.ModeGeneric {
 		extra = append(extra, "--xdp-mode", "generic")
 	}
 	d, err := t.StartDaemon(ctx, o.Self, extra...)

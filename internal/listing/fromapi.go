@@ -8,27 +8,27 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // FromAPI turns the daemon API's services back into the listing's input.
-func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
-	out := make([]datapath.ServiceStatus, 0, len(svcs))
+func FromAPI(svcs []api.Service) ([]loadbalancer.ServiceStatus, error) {
+	out := make([]loadbalancer.ServiceStatus, 0, len(svcs))
 	for _, s := range svcs {
 		vip, err := netip.ParseAddr(s.VIP)
 		if err != nil {
 			return nil, fmt.Errorf("daemon sent vip %q: %w", s.VIP, err)
 		}
-		proto, err := datapath.ParseProto(s.Protocol)
+		proto, err := loadbalancer.ParseProto(s.Protocol)
 		if err != nil {
 			return nil, err
 		}
-		sched, err := datapath.ParseScheduler(s.Scheduler)
+		sched, err := loadbalancer.ParseScheduler(s.Scheduler)
 		if err != nil {
 			return nil, err
 		}
-		st := datapath.ServiceStatus{
-			Service: datapath.Service{Key: datapath.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched,
+		st := loadbalancer.ServiceStatus{
+			Service: loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: vip, Port: s.Port, Proto: proto}, Scheduler: sched,
 				Persistent: uint32(max(s.Persistent, 0))},
 			Stats: fromAPICounters(s.Stats),
 		}
@@ -44,8 +44,8 @@ func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
 			if err != nil {
 				return nil, fmt.Errorf("daemon sent real %q: %w", r.Address, err)
 			}
-			st.Reals = append(st.Reals, datapath.RealStatus{
-				Real:  datapath.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
+			st.Reals = append(st.Reals, loadbalancer.RealStatus{
+				Real:  loadbalancer.Real{Addr: addr, Port: r.Port, Weight: r.Weight},
 				Stats: fromAPICounters(r.Stats), ActiveConns: r.ActiveConns, InactiveConns: r.InactiveConns,
 				Health: r.Health, HealthReason: r.HealthReason, Down: r.Health == "down",
 			})
@@ -55,6 +55,6 @@ func FromAPI(svcs []api.Service) ([]datapath.ServiceStatus, error) {
 	return out, nil
 }
 
-func fromAPICounters(c api.Counters) datapath.Counters {
-	return datapath.Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
+func fromAPICounters(c api.Counters) loadbalancer.Counters {
+	return loadbalancer.Counters{Conns: c.Conns, InPackets: c.InPackets, OutPackets: c.OutPackets, InBytes: c.InBytes, OutBytes: c.OutBytes}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Options select the listing's columns, as ipvsadm's flags do.
@@ -20,13 +20,13 @@ type Options struct {
 	Stats bool // --stats: connections, packets and bytes instead of weights
 }
 
-func protoName(p datapath.Proto) string { return strings.ToUpper(p.String()) }
+func protoName(p loadbalancer.Proto) string { return strings.ToUpper(p.String()) }
 
 func addrPort(a netip.Addr, port uint16) string { return netip.AddrPortFrom(a, port).String() }
 
 // Write prints the services in ipvsadm's layout: a header, then each
 // service followed by its reals.
-func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
+func Write(w io.Writer, services []loadbalancer.ServiceStatus, o Options) error {
 	var b strings.Builder
 	checked := false // a Health column when a service has a health check
 	for _, s := range services {
@@ -76,7 +76,7 @@ func Write(w io.Writer, services []datapath.ServiceStatus, o Options) error {
 // flags is the Flags column of a service line, as ipvsadm prints it:
 // " persistent 300", with " mask 255.255.255.0" (IPv4) or " mask 64"
 // (IPv6) when clients are grouped.
-func flags(s datapath.Service) string {
+func flags(s loadbalancer.Service) string {
 	if s.Persistent == 0 {
 		return ""
 	}
@@ -89,7 +89,7 @@ func flags(s datapath.Service) string {
 
 // WriteRate prints ipvsadm --rate: connections, packets and bytes per
 // second between two readings taken interval apart.
-func WriteRate(w io.Writer, prev, cur []datapath.ServiceStatus, interval time.Duration) error {
+func WriteRate(w io.Writer, prev, cur []loadbalancer.ServiceStatus, interval time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS")
 	fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
@@ -100,12 +100,12 @@ func WriteRate(w io.Writer, prev, cur []datapath.ServiceStatus, interval time.Du
 		}
 		return uint64(float64(b-a) / secs)
 	}
-	line := func(name string, p, c datapath.Counters) {
+	line := func(name string, p, c loadbalancer.Counters) {
 		fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", name, rate(p.Conns, c.Conns), rate(p.InPackets, c.InPackets),
 			rate(p.OutPackets, c.OutPackets), rate(p.InBytes, c.InBytes), rate(p.OutBytes, c.OutBytes))
 	}
 	for _, s := range cur {
-		var ps datapath.ServiceStatus
+		var ps loadbalancer.ServiceStatus
 		for _, o := range prev {
 			if o.Key == s.Key {
 				ps = o
@@ -113,7 +113,7 @@ func WriteRate(w io.Writer, prev, cur []datapath.ServiceStatus, interval time.Du
 		}
 		line(fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port)), ps.Stats, s.Stats)
 		for _, r := range s.Reals {
-			var pr datapath.Counters
+			var pr loadbalancer.Counters
 			for _, o := range ps.Reals {
 				if o.Addr == r.Addr && o.Port == r.Port {
 					pr = o.Stats

@@ -7,19 +7,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func TestWrite(t *testing.T) {
-	svc := datapath.ServiceStatus{
-		Service: datapath.Service{
-			Key:       datapath.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: datapath.TCP},
-			Scheduler: datapath.RoundRobin,
+	svc := loadbalancer.ServiceStatus{
+		Service: loadbalancer.Service{
+			Key:       loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: loadbalancer.TCP},
+			Scheduler: loadbalancer.RoundRobin,
 		},
-		Stats: datapath.Counters{Conns: 12, InPackets: 72, OutPackets: 48, InBytes: 4608, OutBytes: 7296},
-		Reals: []datapath.RealStatus{{
-			Real:          datapath.Real{Addr: netip.MustParseAddr("10.100.2.1"), Port: 8080, Weight: 1},
-			Stats:         datapath.Counters{Conns: 4, InPackets: 24, OutPackets: 16, InBytes: 1536, OutBytes: 2432},
+		Stats: loadbalancer.Counters{Conns: 12, InPackets: 72, OutPackets: 48, InBytes: 4608, OutBytes: 7296},
+		Reals: []loadbalancer.RealStatus{{
+			Real:          loadbalancer.Real{Addr: netip.MustParseAddr("10.100.2.1"), Port: 8080, Weight: 1},
+			Stats:         loadbalancer.Counters{Conns: 4, InPackets: 24, OutPackets: 16, InBytes: 1536, OutBytes: 2432},
 			InactiveConns: 4,
 		}},
 	}
@@ -41,7 +41,7 @@ TCP  10.100.0.10:80                     12       72       48     4608     7296
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Write(&b, []datapath.ServiceStatus{svc}, tc.have); err != nil {
+			if err := Write(&b, []loadbalancer.ServiceStatus{svc}, tc.have); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tc.want {
@@ -54,17 +54,17 @@ TCP  10.100.0.10:80                     12       72       48     4608     7296
 // TestWriteHealthAndPersistence: a checked service adds the Health
 // column; persistence shows in the Flags column as ipvsadm shows it.
 func TestWriteHealthAndPersistence(t *testing.T) {
-	real := func(addr string, health string) datapath.RealStatus {
-		return datapath.RealStatus{Real: datapath.Real{Addr: netip.MustParseAddr(addr), Port: 80, Weight: 1}, Health: health, Down: health == "down", ActiveConns: 2}
+	real := func(addr string, health string) loadbalancer.RealStatus {
+		return loadbalancer.RealStatus{Real: loadbalancer.Real{Addr: netip.MustParseAddr(addr), Port: 80, Weight: 1}, Health: health, Down: health == "down", ActiveConns: 2}
 	}
-	svcs := []datapath.ServiceStatus{{
-		Service: datapath.Service{Key: datapath.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: datapath.TCP},
-			Scheduler: datapath.WeightedLeastConn, Persistent: 300, PersistPrefix: 24},
-		Reals: []datapath.RealStatus{real("10.100.2.1", "up"), real("10.100.2.2", "down")},
+	svcs := []loadbalancer.ServiceStatus{{
+		Service: loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: loadbalancer.TCP},
+			Scheduler: loadbalancer.WeightedLeastConn, Persistent: 300, PersistPrefix: 24},
+		Reals: []loadbalancer.RealStatus{real("10.100.2.1", "up"), real("10.100.2.2", "down")},
 	}, {
-		Service: datapath.Service{Key: datapath.ServiceKey{VIP: netip.MustParseAddr("fd00::10"), Port: 53, Proto: datapath.UDP},
-			Scheduler: datapath.RoundRobin, Persistent: 60, PersistPrefix: 64},
-		Reals: []datapath.RealStatus{real("fd00::2:1", "")},
+		Service: loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("fd00::10"), Port: 53, Proto: loadbalancer.UDP},
+			Scheduler: loadbalancer.RoundRobin, Persistent: 60, PersistPrefix: 64},
+		Reals: []loadbalancer.RealStatus{real("fd00::2:1", "")},
 	}}
 	want := `Prot LocalAddress:Port Scheduler Flags
   -> RemoteAddress:Port           Forward Weight ActiveConn InActConn Health

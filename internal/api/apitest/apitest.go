@@ -17,7 +17,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Backend is a daemon without a data path: it validates configurations
@@ -30,7 +30,7 @@ type Backend struct {
 	applies int
 
 	// ConnEntries are what Conns lists.
-	ConnEntries []datapath.ConnEntry
+	ConnEntries []loadbalancer.ConnEntry
 	// Zeroed records the ZeroCounters calls: the service, or "all".
 	Zeroed []string
 }
@@ -93,14 +93,14 @@ func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
 }
 
 // Status implements api.Backend.
-func (b *Backend) Status() ([]datapath.ServiceStatus, error) {
+func (b *Backend) Status() ([]loadbalancer.ServiceStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []datapath.ServiceStatus
+	var out []loadbalancer.ServiceStatus
 	for _, s := range b.cur.Services {
-		st := datapath.ServiceStatus{Service: s}
+		st := loadbalancer.ServiceStatus{Service: s}
 		for _, r := range b.cur.Reals[s.Key] {
-			rs := datapath.RealStatus{Real: r, ActiveConns: 1, TableWeight: r.Weight}
+			rs := loadbalancer.RealStatus{Real: r, ActiveConns: 1, TableWeight: r.Weight}
 			if _, checked := b.cur.Health[s.Key]; checked {
 				rs.Health = "up"
 			}
@@ -112,7 +112,7 @@ func (b *Backend) Status() ([]datapath.ServiceStatus, error) {
 }
 
 // Conns implements api.Backend.
-func (b *Backend) Conns(fn func(datapath.ConnEntry) bool) error {
+func (b *Backend) Conns(fn func(loadbalancer.ConnEntry) bool) error {
 	for _, c := range b.ConnEntries {
 		if !fn(c) {
 			break
@@ -122,7 +122,7 @@ func (b *Backend) Conns(fn func(datapath.ConnEntry) bool) error {
 }
 
 // ZeroCounters implements api.Backend: it records the call.
-func (b *Backend) ZeroCounters(k *datapath.ServiceKey) error {
+func (b *Backend) ZeroCounters(k *loadbalancer.ServiceKey) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if k == nil {
@@ -135,7 +135,7 @@ func (b *Backend) ZeroCounters(k *datapath.ServiceKey) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("zero counters: service %s: %w", *k, datapath.ErrNotFound)
+	return fmt.Errorf("zero counters: service %s: %w", *k, loadbalancer.ErrNotFound)
 }
 
 // Stats implements api.Backend: two ip_truncated drops and five XDP_TX.

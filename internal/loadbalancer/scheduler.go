@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package loadbalancer
+
+import "fmt"
+
+// Scheduler chooses how new connections are spread over a service's reals.
+type Scheduler uint8
+
+// Schedulers; the values are the data path's enum xlb_sched.
+const (
+	RoundRobin         Scheduler = 0 // rr: reals in turn
+	WeightedRoundRobin Scheduler = 1 // wrr: smooth weighted round robin
+	MaglevHash         Scheduler = 2 // mh: Maglev consistent hashing of the 5-tuple
+	SourceHash         Scheduler = 3 // sh: Maglev table indexed by the source address
+	// LeastConn (lc) and WeightedLeastConn (wlc) are wrr over weights the
+	// control plane derives from live connection counts every period
+	// (the data path's SetLeastConnWeights); until the first period, the
+	// configured ones.
+	LeastConn         Scheduler = 4
+	WeightedLeastConn Scheduler = 5
+)
+
+var schedulerNames = map[Scheduler]string{
+	RoundRobin:         "rr",
+	WeightedRoundRobin: "wrr",
+	MaglevHash:         "mh",
+	SourceHash:         "sh",
+	LeastConn:          "lc",
+	WeightedLeastConn:  "wlc",
+}
+
+func (s Scheduler) String() string {
+	if name, ok := schedulerNames[s]; ok {
+		return name
+	}
+	return fmt.Sprintf("sched(%d)", uint8(s))
+}
+
+// Valid reports whether s is one of the schedulers above.
+func (s Scheduler) Valid() bool {
+	_, ok := schedulerNames[s]
+	return ok
+}
+
+// ParseScheduler parses an ipvsadm scheduler name (rr, wrr, mh, sh, lc,
+// wlc).
+func ParseScheduler(name string) (Scheduler, error) {
+	for s, n := range schedulerNames {
+		if n == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", name)
+}

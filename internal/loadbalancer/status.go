@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package loadbalancer
+
+// Counters are a service's or a real's traffic counters, summed over CPUs.
+// In is the client -> real direction, Out the replies, as in ipvsadm.
+type Counters struct {
+	Conns      uint64
+	InPackets  uint64
+	InBytes    uint64
+	OutPackets uint64
+	OutBytes   uint64
+}
+
+// RealStatus is a real with its counters and connections (ipvsadm's
+// ActiveConn: established; InActConn: every other live state).
+type RealStatus struct {
+	Real
+	Stats         Counters
+	ActiveConns   int
+	InactiveConns int
+	// Down: the real failed its health check (no new connections).
+	Down bool
+	// TableWeight is the weight the schedule table gives it now: 0 when
+	// down or drained, the derived weight for lc/wlc.
+	TableWeight uint32
+	// Health is up or down for a real its service checks, else empty;
+	// HealthReason says why its last check failed. The daemon fills
+	// them in (the data path knows only Down).
+	Health, HealthReason string
+}
+
+// ServiceStatus is a service with its counters and its reals'.
+type ServiceStatus struct {
+	Service
+	Stats Counters
+	Reals []RealStatus
+}
