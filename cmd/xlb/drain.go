@@ -121,12 +121,11 @@ func realConns(ctx context.Context, cl *api.Client, proto string, svc, rp netip.
 		return 0, 0, daemonError(err)
 	}
 	for _, s := range svcs {
-		vip, err := netip.ParseAddr(s.VIP)
-		if err != nil || s.Protocol != proto || vip != svc.Addr() || s.Port != svc.Port() {
+		if s.Protocol.String() != proto || s.VIP != svc.Addr() || s.Port != svc.Port() {
 			continue
 		}
 		for _, r := range s.Reals {
-			if a, err := netip.ParseAddr(r.Address); err == nil && a == rp.Addr() && r.Port == rp.Port() {
+			if r.Address == rp.Addr() && r.Port == rp.Port() {
 				return r.ActiveConns, r.InactiveConns, nil
 			}
 		}

@@ -185,7 +185,7 @@ func ipvsadmList(ctx context.Context, env ipvsadmEnv, cl *api.Client, c *ipvsadm
 		if err != nil {
 			return err
 		}
-		return ipvsadm.WriteConns(env.stdout, ipvsadm.ConnRows(conns, ipvsadm.StateTimeouts(cfg)), l)
+		return ipvsadm.WriteConns(env.stdout, ipvsadm.ConnRows(conns, cfg.TimeoutSettings()), l)
 	case l.Timeout:
 		cfg, err := cl.Config(ctx)
 		if err != nil {

@@ -33,12 +33,8 @@ func newListCmd(g *globalFlags) *cobra.Command {
 			if g.json {
 				return printJSON(cmd, svcs)
 			}
-			cur, err := listing.FromAPI(svcs)
-			if err != nil {
-				return err
-			}
 			if !rate {
-				return listing.Write(cmd.OutOrStdout(), cur, listing.Options{Stats: stats})
+				return listing.Write(cmd.OutOrStdout(), svcs, listing.Options{Stats: stats})
 			}
 			// rates: the difference of two readings a second apart
 			const interval = time.Second
@@ -47,15 +43,11 @@ func newListCmd(g *globalFlags) *cobra.Command {
 			case <-cmd.Context().Done():
 				return cmd.Context().Err()
 			}
-			svcs2, err := cl.Services(cmd.Context())
+			next, err := cl.Services(cmd.Context())
 			if err != nil {
 				return daemonError(err)
 			}
-			next, err := listing.FromAPI(svcs2)
-			if err != nil {
-				return err
-			}
-			return listing.WriteRate(cmd.OutOrStdout(), cur, next, interval)
+			return listing.WriteRate(cmd.OutOrStdout(), svcs, next, interval)
 		},
 	}
 	cmd.Flags().BoolVarP(&numeric, "numeric", "n", true, "numeric addresses and ports (always; accepted for ipvsadm habits)")

@@ -151,15 +151,13 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]Service, 0, len(st))
 	for _, ss := range st {
-		svc := Service{VIP: ss.Key.VIP.String(), Port: ss.Key.Port, Protocol: ss.Key.Proto.String(),
-			Scheduler: ss.Scheduler.String(), Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{},
+		svc := Service{VIP: ss.Key.VIP, Port: ss.Key.Port, Protocol: ss.Key.Proto,
+			Scheduler: ss.Scheduler, Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{},
 			Persistent: int(ss.Persistent), Netmask: config.FormatNetmask(ss.Key.VIP, int(ss.PersistPrefix))}
 		svc.Name = names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)]
-		for _, l := range ss.LocalIPs {
-			svc.LocalIPs = append(svc.LocalIPs, l.String())
-		}
+		svc.LocalIPs = append(svc.LocalIPs, ss.LocalIPs...)
 		for _, rs := range ss.Reals {
-			svc.Reals = append(svc.Reals, Real{Address: rs.Addr.String(), Port: rs.Port, Weight: rs.Weight,
+			svc.Reals = append(svc.Reals, Real{Address: rs.Addr, Port: rs.Port, Weight: rs.Weight,
 				Health: rs.Health, HealthReason: rs.HealthReason,
 				ActiveConns: rs.ActiveConns, InactiveConns: rs.InactiveConns, Stats: countersOf(rs.Stats)})
 		}
@@ -186,8 +184,8 @@ func (s *server) listConns(w http.ResponseWriter, r *http.Request) {
 		if want.IsValid() && (c.Reverse || c.To.Addr() != want) {
 			return true // a filter shows the forward entries of one VIP
 		}
-		out = append(out, Conn{Protocol: c.Proto.String(), From: c.From.String(), To: c.To.String(), Peer: c.Peer.String(),
-			Reverse: c.Reverse, State: c.State.String(), IdleSecs: c.Idle.Seconds()})
+		out = append(out, Conn{Protocol: c.Proto, From: c.From, To: c.To, Peer: c.Peer,
+			Reverse: c.Reverse, State: c.State, IdleSecs: c.Idle.Seconds()})
 		return len(out) < maxConns
 	})
 	if err != nil {

@@ -178,7 +178,7 @@ func TestReads(t *testing.T) {
 		{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5001"), To: netip.MustParseAddrPort("192.0.2.99:80"), Peer: real},
 	}
 	svcs, err := c.Services(ctx)
-	if err != nil || len(svcs) != 1 || svcs[0].VIP != "192.0.2.10" || len(svcs[0].Reals) != 1 || svcs[0].Reals[0].ActiveConns != 1 {
+	if err != nil || len(svcs) != 1 || svcs[0].VIP != vip.Addr() || len(svcs[0].Reals) != 1 || svcs[0].Reals[0].ActiveConns != 1 {
 		t.Fatalf("services: %+v, %v", svcs, err)
 	}
 	all, err := c.Conns(ctx, "")
@@ -186,7 +186,7 @@ func TestReads(t *testing.T) {
 		t.Fatalf("conns: %+v, %v; want 3", all, err)
 	}
 	one, err := c.Conns(ctx, "192.0.2.10")
-	if err != nil || len(one) != 1 || one[0].From != "203.0.113.7:5000" || one[0].IdleSecs != 1 {
+	if err != nil || len(one) != 1 || one[0].From != netip.MustParseAddrPort("203.0.113.7:5000") || one[0].IdleSecs != 1 {
 		t.Fatalf("conns of the VIP: %+v, %v; want the forward entry", one, err)
 	}
 	if _, err := c.Conns(ctx, "not-an-ip"); err == nil || !strings.Contains(err.Error(), "not-an-ip") {

@@ -3,6 +3,8 @@
 package api
 
 import (
+	"net/netip"
+
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
@@ -57,9 +59,9 @@ type Counters struct {
 
 // Real is a real server as the API shows it.
 type Real struct {
-	Address string `json:"address"`
-	Port    uint16 `json:"port"`
-	Weight  uint32 `json:"weight"`
+	Address netip.Addr `json:"address"`
+	Port    uint16     `json:"port"`
+	Weight  uint32     `json:"weight"`
 	// Health is up or down when the service has a health check, else
 	// empty; HealthReason says why the last check failed.
 	Health        string   `json:"health,omitempty"`
@@ -71,30 +73,31 @@ type Real struct {
 
 // Service is a virtual service as the API shows it.
 type Service struct {
-	Name      string `json:"name,omitempty"`
-	VIP       string `json:"vip"`
-	Port      uint16 `json:"port"`
-	Protocol  string `json:"protocol"`
-	Scheduler string `json:"scheduler"`
-	Mode      string `json:"mode"`
+	Name      string                 `json:"name,omitempty"`
+	VIP       netip.Addr             `json:"vip"`
+	Port      uint16                 `json:"port"`
+	Protocol  loadbalancer.Proto     `json:"protocol"`
+	Scheduler loadbalancer.Scheduler `json:"scheduler"`
+	Mode      string                 `json:"mode"`
 	// Persistent is the persistence timeout in seconds (ipvsadm -p), 0
-	// when off; Netmask groups clients for it (ipvsadm -M).
-	Persistent int      `json:"persistent,omitempty"`
-	Netmask    string   `json:"netmask,omitempty"`
-	LocalIPs   []string `json:"local_ips"`
-	Stats      Counters `json:"stats"`
-	Reals      []Real   `json:"reals"`
+	// when off; Netmask groups clients for it (ipvsadm -M): dotted for
+	// IPv4, a prefix length for IPv6, empty for the whole address.
+	Persistent int          `json:"persistent,omitempty"`
+	Netmask    string       `json:"netmask,omitempty"`
+	LocalIPs   []netip.Addr `json:"local_ips"`
+	Stats      Counters     `json:"stats"`
+	Reals      []Real       `json:"reals"`
 }
 
 // Conn is one connection-table entry.
 type Conn struct {
-	Protocol string  `json:"protocol"`
-	From     string  `json:"from"`
-	To       string  `json:"to"`
-	Peer     string  `json:"peer"`
-	Reverse  bool    `json:"reverse"`
-	State    string  `json:"state"`
-	IdleSecs float64 `json:"idle_seconds"`
+	Protocol loadbalancer.Proto     `json:"protocol"`
+	From     netip.AddrPort         `json:"from"`
+	To       netip.AddrPort         `json:"to"`
+	Peer     netip.AddrPort         `json:"peer"`
+	Reverse  bool                   `json:"reverse"`
+	State    loadbalancer.ConnState `json:"state"`
+	IdleSecs float64                `json:"idle_seconds"`
 }
 
 // ApplyResult says what an apply changed.
@@ -111,6 +114,25 @@ type Error struct {
 // Version is the daemon's version.
 type Version struct {
 	Version string `json:"version"`
+}
+
+// Key is the service's key in the load-balancer model.
+func (s Service) Key() loadbalancer.ServiceKey {
+	return loadbalancer.ServiceKey{VIP: s.VIP, Port: s.Port, Proto: s.Protocol}
+}
+
+// Mask is the service's persistence netmask as ipvsadm shows it: dotted
+// for IPv4, a prefix length for IPv6, "" for the whole address. A
+// netmask in another form is shown as the daemon sent it.
+func (s Service) Mask() string {
+	if s.Netmask == "" {
+		return ""
+	}
+	bits, err := config.ParseNetmask(s.Netmask, s.VIP.Is4())
+	if err != nil {
+		return s.Netmask // not ours to judge: show it as the daemon has it
+	}
+	return config.FormatNetmask(s.VIP, bits)
 }
 
 func countersOf(c loadbalancer.Counters) Counters {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
-	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -24,23 +23,10 @@ type ConnRow struct {
 	Dest    netip.AddrPort // the real it was sent to
 }
 
-// StateTimeouts are the idle timeouts of the connection states under
-// cfg, by the state names of the API's connection entries.
-func StateTimeouts(cfg *config.Config) map[string]time.Duration {
-	s := cfg.TimeoutSettings()
-	return map[string]time.Duration{
-		loadbalancer.StateSynSent.String():     s.TCPSynTimeout,
-		loadbalancer.StateEstablished.String(): s.TCPTimeout,
-		loadbalancer.StateFin.String():         s.TCPFinTimeout,
-		loadbalancer.StateClose.String():       s.TCPRstTimeout,
-		loadbalancer.StateUDP.String():         s.UDPTimeout,
-	}
-}
-
 // connKey pairs a connection's two entries: the client and the local
 // address and port FullNAT gave it.
 type connKey struct {
-	proto         string
+	proto         loadbalancer.Proto
 	client, local netip.AddrPort
 }
 
@@ -49,15 +35,14 @@ type connKey struct {
 // its peer the local address) and the reverse one (real -> local
 // address, its peer the client); a row is the forward entry with its
 // real taken from the reverse entry, and expires timeout(state) after
-// the later of the two entries' last packet. A forward entry without
+// the later of the two entries' last packet (timeouts.Timeout). A forward entry without
 // its reverse entry (the table is read while it changes) has the
 // unspecified address as its destination.
-func ConnRows(conns []api.Conn, timeouts map[string]time.Duration) []ConnRow {
-	parse := func(s string) netip.AddrPort { ap, _ := netip.ParseAddrPort(s); return ap }
+func ConnRows(conns []api.Conn, timeouts loadbalancer.Settings) []ConnRow {
 	reverse := map[connKey]api.Conn{}
 	for _, c := range conns {
 		if c.Reverse {
-			reverse[connKey{strings.ToLower(c.Protocol), parse(c.Peer), parse(c.To)}] = c
+			reverse[connKey{c.Protocol, c.Peer, c.To}] = c
 		}
 	}
 	var rows []ConnRow
@@ -65,10 +50,10 @@ func ConnRows(conns []api.Conn, timeouts map[string]time.Duration) []ConnRow {
 		if c.Reverse {
 			continue
 		}
-		row := ConnRow{Proto: strings.ToUpper(c.Protocol), State: c.State, Source: parse(c.From), Virtual: parse(c.To)}
+		row := ConnRow{Proto: strings.ToUpper(c.Protocol.String()), State: c.State.String(), Source: c.From, Virtual: c.To}
 		idle := c.IdleSecs
-		if r, ok := reverse[connKey{strings.ToLower(c.Protocol), row.Source, parse(c.Peer)}]; ok {
-			row.Dest = parse(r.From)
+		if r, ok := reverse[connKey{c.Protocol, row.Source, c.Peer}]; ok {
+			row.Dest = r.From
 			idle = min(idle, r.IdleSecs)
 		} else {
 			row.Dest = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
@@ -76,7 +61,7 @@ func ConnRows(conns []api.Conn, timeouts map[string]time.Duration) []ConnRow {
 				row.Dest = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
 			}
 		}
-		left := timeouts[c.State] - time.Duration(idle*float64(time.Second))
+		left := timeouts.Timeout(c.State) - time.Duration(idle*float64(time.Second))
 		row.Expire = max(left, 0)
 		rows = append(rows, row)
 	}

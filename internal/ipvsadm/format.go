@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
-	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // The listings follow ipvsadm 1.31's printf formats (print_title,
@@ -89,11 +89,7 @@ func writeTitle(b *strings.Builder, o ListOptions) {
 
 // addrPort writes an address and port as ipvsadm -n does: a.b.c.d:port
 // or [v6]:port.
-func addrPort(addr string, port uint16) (string, bool) {
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr + ":" + strconv.Itoa(int(port)), false
-	}
+func addrPort(a netip.Addr, port uint16) (string, bool) {
 	return netip.AddrPortFrom(a, port).String(), a.Is6()
 }
 
@@ -110,12 +106,12 @@ func truncate(s string, n int) string {
 func serviceName(s api.Service, rule bool) string {
 	v, is6 := addrPort(s.VIP, s.Port)
 	if rule {
-		if strings.EqualFold(s.Protocol, "udp") {
+		if s.Protocol == loadbalancer.UDP {
 			return "-u " + v
 		}
 		return "-t " + v
 	}
-	name := fmt.Sprintf("%-4s %s", strings.ToUpper(s.Protocol), v)
+	name := fmt.Sprintf("%-4s %s", strings.ToUpper(s.Protocol.String()), v)
 	if !is6 {
 		name = truncate(name, 33)
 	}
@@ -129,26 +125,9 @@ func persistence(b *strings.Builder, s api.Service, persistent, mask string) {
 		return
 	}
 	fmt.Fprintf(b, " %s %d", persistent, s.Persistent)
-	if m := maskText(s); m != "" {
+	if m := s.Mask(); m != "" {
 		fmt.Fprintf(b, " %s %s", mask, m)
 	}
-}
-
-// maskText is how ipvsadm shows a service's persistence netmask: dotted
-// for IPv4, a prefix length for IPv6, nothing for the whole address.
-func maskText(s api.Service) string {
-	if s.Netmask == "" {
-		return ""
-	}
-	vip, err := netip.ParseAddr(s.VIP)
-	if err != nil {
-		return s.Netmask // not ours to judge: show it as the daemon has it
-	}
-	bits, err := config.ParseNetmask(s.Netmask, vip.Is4())
-	if err != nil {
-		return s.Netmask
-	}
-	return config.FormatNetmask(vip, bits)
 }
 
 // sortedServices returns the services in ipvsadm's order (family,
@@ -159,16 +138,15 @@ func sortedServices(svcs []api.Service, nosort bool) []api.Service {
 	if nosort {
 		return out
 	}
-	addr := func(s string) netip.Addr { a, _ := netip.ParseAddr(s); return a }
 	slices.SortStableFunc(out, func(x, y api.Service) int {
-		ax, ay := addr(x.VIP), addr(y.VIP)
+		ax, ay := x.VIP, y.VIP
 		if ax.Is4() != ay.Is4() {
 			if ax.Is4() {
 				return -1
 			}
 			return 1
 		}
-		if c := strings.Compare(strings.ToLower(x.Protocol), strings.ToLower(y.Protocol)); c != 0 {
+		if c := int(x.Protocol) - int(y.Protocol); c != 0 {
 			return c // tcp before udp, as IPPROTO_TCP < IPPROTO_UDP
 		}
 		if c := ax.Compare(ay); c != 0 {
@@ -179,7 +157,7 @@ func sortedServices(svcs []api.Service, nosort bool) []api.Service {
 	for i := range out {
 		reals := slices.Clone(out[i].Reals)
 		slices.SortStableFunc(reals, func(x, y api.Real) int {
-			if c := addr(x.Address).Compare(addr(y.Address)); c != 0 {
+			if c := x.Address.Compare(y.Address); c != 0 {
 				return c
 			}
 			return int(x.Port) - int(y.Port)
@@ -293,7 +271,7 @@ func WriteLaddrs(w io.Writer, svcs []api.Service) error {
 // FindService returns the service s names among svcs.
 func FindService(svcs []api.Service, s Service) (api.Service, bool) {
 	for _, x := range svcs {
-		if strings.EqualFold(x.Protocol, s.Proto) && x.Port == s.Addr.Port() && config.SameAddr(x.VIP, s.Addr.Addr().String()) {
+		if strings.EqualFold(x.Protocol.String(), s.Proto) && x.Port == s.Addr.Port() && x.VIP == s.Addr.Addr() {
 			return x, true
 		}
 	}
@@ -320,7 +298,7 @@ func Rates(prev, cur []api.Service, interval time.Duration) []api.Service {
 	for i, s := range cur {
 		out[i] = s
 		out[i].Reals = slices.Clone(s.Reals)
-		ps, ok := FindService(prev, Service{Proto: strings.ToLower(s.Protocol), Addr: netip.AddrPortFrom(addrOf(s.VIP), s.Port)})
+		ps, ok := FindService(prev, Service{Proto: s.Protocol.String(), Addr: netip.AddrPortFrom(s.VIP, s.Port)})
 		if !ok {
 			out[i].Stats = api.Counters{}
 			for j := range out[i].Reals {
@@ -330,7 +308,7 @@ func Rates(prev, cur []api.Service, interval time.Duration) []api.Service {
 		}
 		out[i].Stats = rate(ps.Stats, s.Stats)
 		for j, r := range s.Reals {
-			k := slices.IndexFunc(ps.Reals, func(o api.Real) bool { return o.Port == r.Port && config.SameAddr(o.Address, r.Address) })
+			k := slices.IndexFunc(ps.Reals, func(o api.Real) bool { return o.Port == r.Port && o.Address == r.Address })
 			if k < 0 {
 				out[i].Reals[j].Stats = api.Counters{}
 				continue
@@ -339,9 +317,4 @@ func Rates(prev, cur []api.Service, interval time.Duration) []api.Service {
 		}
 	}
 	return out
-}
-
-func addrOf(s string) netip.Addr {
-	a, _ := netip.ParseAddr(s)
-	return a
 }

@@ -3,17 +3,22 @@
 package ipvsadm
 
 import (
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func counts(c ...uint64) api.Counters {
 	return api.Counters{Conns: c[0], InPackets: c[1], OutPackets: c[2], InBytes: c[3], OutBytes: c[4]}
 }
+
+// addr parses an address of the fixtures.
+var addr = netip.MustParseAddr
 
 // fixture returns services out of ipvsadm's order (IPv6 first, UDP
 // before TCP, reals backwards) to check the sorting: a persistent TCP
@@ -21,17 +26,17 @@ func counts(c ...uint64) api.Counters {
 // UDP service with zero counters, and an IPv6 service.
 func fixture() []api.Service {
 	return []api.Service{
-		{VIP: "2001:db8::1", Port: 443, Protocol: "tcp", Scheduler: "wrr", Mode: "fullnat", Persistent: 600, Netmask: "64",
-			LocalIPs: []string{"2001:db8::fe"}, Stats: counts(1, 2, 3, 4, 5),
-			Reals: []api.Real{{Address: "2001:db8::2", Port: 443, Weight: 1, Stats: counts(1, 2, 3, 4, 5)}}},
-		{VIP: "10.0.0.1", Port: 53, Protocol: "udp", Scheduler: "sh", Mode: "fullnat", LocalIPs: []string{"10.0.0.254"},
-			Reals: []api.Real{{Address: "10.0.1.2", Port: 53, Weight: 1}}},
-		{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "rr", Mode: "fullnat", Persistent: 300, Netmask: "255.255.255.0",
-			LocalIPs: []string{"10.0.0.254", "10.0.0.253"}, Stats: counts(12, 72, 48, 4608, 7296),
+		{VIP: addr("2001:db8::1"), Port: 443, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.WeightedRoundRobin, Mode: "fullnat", Persistent: 600, Netmask: "64",
+			LocalIPs: []netip.Addr{addr("2001:db8::fe")}, Stats: counts(1, 2, 3, 4, 5),
+			Reals: []api.Real{{Address: addr("2001:db8::2"), Port: 443, Weight: 1, Stats: counts(1, 2, 3, 4, 5)}}},
+		{VIP: addr("10.0.0.1"), Port: 53, Protocol: loadbalancer.UDP, Scheduler: loadbalancer.SourceHash, Mode: "fullnat", LocalIPs: []netip.Addr{addr("10.0.0.254")},
+			Reals: []api.Real{{Address: addr("10.0.1.2"), Port: 53, Weight: 1}}},
+		{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin, Mode: "fullnat", Persistent: 300, Netmask: "255.255.255.0",
+			LocalIPs: []netip.Addr{addr("10.0.0.254"), addr("10.0.0.253")}, Stats: counts(12, 72, 48, 4608, 7296),
 			Reals: []api.Real{
-				{Address: "10.0.1.2", Port: 8080, Weight: 2, ActiveConns: 3, InactiveConns: 4,
+				{Address: addr("10.0.1.2"), Port: 8080, Weight: 2, ActiveConns: 3, InactiveConns: 4,
 					Stats: counts(0, 0, 0, 99_999_999_999, 100_000_000_000)},
-				{Address: "10.0.1.1", Port: 8080, Weight: 1, ActiveConns: 1,
+				{Address: addr("10.0.1.1"), Port: 8080, Weight: 1, ActiveConns: 1,
 					Stats: counts(99_999_999, 100_000_000, 999_999_999, 1_000_000_000, 123_456_789_012_345)},
 			}},
 	}
@@ -131,21 +136,21 @@ func TestPersistenceFlags(t *testing.T) {
 		rule    string // the -A line of -S
 		comment string
 	}{
-		{"off", api.Service{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "wlc"},
+		{"off", api.Service{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.WeightedLeastConn},
 			"TCP  10.0.0.1:80 wlc", "-A -t 10.0.0.1:80 -s wlc", ""},
-		{"on", api.Service{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "rr", Persistent: 300},
+		{"on", api.Service{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin, Persistent: 300},
 			"TCP  10.0.0.1:80 rr persistent 300", "-A -t 10.0.0.1:80 -s rr -p 300", ""},
-		{"prefix length", api.Service{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "rr", Persistent: 60, Netmask: "24"},
+		{"prefix length", api.Service{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin, Persistent: 60, Netmask: "24"},
 			"TCP  10.0.0.1:80 rr persistent 60 mask 255.255.255.0", "-A -t 10.0.0.1:80 -s rr -p 60 -M 255.255.255.0", ""},
-		{"slash prefix", api.Service{VIP: "10.0.0.1", Port: 0, Protocol: "udp", Scheduler: "sh", Persistent: 60, Netmask: "/16"},
+		{"slash prefix", api.Service{VIP: addr("10.0.0.1"), Port: 0, Protocol: loadbalancer.UDP, Scheduler: loadbalancer.SourceHash, Persistent: 60, Netmask: "/16"},
 			"UDP  10.0.0.1:0 sh persistent 60 mask 255.255.0.0", "-A -u 10.0.0.1:0 -s sh -p 60 -M 255.255.0.0", ""},
-		{"whole address", api.Service{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "rr", Persistent: 60, Netmask: "255.255.255.255"},
+		{"whole address", api.Service{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin, Persistent: 60, Netmask: "255.255.255.255"},
 			"TCP  10.0.0.1:80 rr persistent 60", "-A -t 10.0.0.1:80 -s rr -p 60", ""},
-		{"mask without persistence", api.Service{VIP: "10.0.0.1", Port: 80, Protocol: "tcp", Scheduler: "rr", Netmask: "255.255.255.0"},
+		{"mask without persistence", api.Service{VIP: addr("10.0.0.1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin, Netmask: "255.255.255.0"},
 			"TCP  10.0.0.1:80 rr", "-A -t 10.0.0.1:80 -s rr", "ipvsadm shows the mask only with persistence"},
-		{"IPv6 whole address", api.Service{VIP: "2001:db8::1", Port: 80, Protocol: "tcp", Scheduler: "mh", Persistent: 10, Netmask: "128"},
+		{"IPv6 whole address", api.Service{VIP: addr("2001:db8::1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.MaglevHash, Persistent: 10, Netmask: "128"},
 			"TCP  [2001:db8::1]:80 mh persistent 10", "-A -t [2001:db8::1]:80 -s mh -p 10", ""},
-		{"IPv6 prefix", api.Service{VIP: "2001:db8::1", Port: 80, Protocol: "tcp", Scheduler: "mh", Persistent: 10, Netmask: "/48"},
+		{"IPv6 prefix", api.Service{VIP: addr("2001:db8::1"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.MaglevHash, Persistent: 10, Netmask: "/48"},
 			"TCP  [2001:db8::1]:80 mh persistent 10 mask 48", "-A -t [2001:db8::1]:80 -s mh -p 10 -M 48", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,19 +244,20 @@ func TestWriteTimeouts(t *testing.T) {
 // entries (reverse entries first, to check the pairing) and one whose
 // reverse entry is missing.
 func fixtureConns() []api.Conn {
+	ap := netip.MustParseAddrPort
 	return []api.Conn{
-		{Protocol: "tcp", From: "10.0.1.1:8080", To: "10.0.0.254:20001", Peer: "203.0.113.7:5000", Reverse: true, State: "ESTABLISHED", IdleSecs: 2},
-		{Protocol: "tcp", From: "203.0.113.7:5000", To: "10.0.0.1:80", Peer: "10.0.0.254:20001", State: "ESTABLISHED", IdleSecs: 5},
-		{Protocol: "udp", From: "203.0.113.8:5353", To: "10.0.0.1:53", Peer: "10.0.0.254:20002", State: "UDP", IdleSecs: 400},
-		{Protocol: "udp", From: "10.0.1.2:53", To: "10.0.0.254:20002", Peer: "203.0.113.8:5353", Reverse: true, State: "UDP", IdleSecs: 400},
-		{Protocol: "tcp", From: "[2001:db8::2]:443", To: "[2001:db8::fe]:20003", Peer: "[2001:db8::99]:40000", Reverse: true, State: "SYN_SENT", IdleSecs: 1.5},
-		{Protocol: "tcp", From: "[2001:db8::99]:40000", To: "[2001:db8::1]:443", Peer: "[2001:db8::fe]:20003", State: "SYN_SENT", IdleSecs: 1},
-		{Protocol: "tcp", From: "203.0.113.9:6000", To: "10.0.0.1:80", Peer: "10.0.0.254:20004", State: "FIN_WAIT"},
+		{Protocol: loadbalancer.TCP, From: ap("10.0.1.1:8080"), To: ap("10.0.0.254:20001"), Peer: ap("203.0.113.7:5000"), Reverse: true, State: loadbalancer.StateEstablished, IdleSecs: 2},
+		{Protocol: loadbalancer.TCP, From: ap("203.0.113.7:5000"), To: ap("10.0.0.1:80"), Peer: ap("10.0.0.254:20001"), State: loadbalancer.StateEstablished, IdleSecs: 5},
+		{Protocol: loadbalancer.UDP, From: ap("203.0.113.8:5353"), To: ap("10.0.0.1:53"), Peer: ap("10.0.0.254:20002"), State: loadbalancer.StateUDP, IdleSecs: 400},
+		{Protocol: loadbalancer.UDP, From: ap("10.0.1.2:53"), To: ap("10.0.0.254:20002"), Peer: ap("203.0.113.8:5353"), Reverse: true, State: loadbalancer.StateUDP, IdleSecs: 400},
+		{Protocol: loadbalancer.TCP, From: ap("[2001:db8::2]:443"), To: ap("[2001:db8::fe]:20003"), Peer: ap("[2001:db8::99]:40000"), Reverse: true, State: loadbalancer.StateSynSent, IdleSecs: 1.5},
+		{Protocol: loadbalancer.TCP, From: ap("[2001:db8::99]:40000"), To: ap("[2001:db8::1]:443"), Peer: ap("[2001:db8::fe]:20003"), State: loadbalancer.StateSynSent, IdleSecs: 1},
+		{Protocol: loadbalancer.TCP, From: ap("203.0.113.9:6000"), To: ap("10.0.0.1:80"), Peer: ap("10.0.0.254:20004"), State: loadbalancer.StateFin},
 	}
 }
 
 func TestWriteConns(t *testing.T) {
-	rows := ConnRows(fixtureConns(), StateTimeouts(nil))
+	rows := ConnRows(fixtureConns(), (*config.Config)(nil).TimeoutSettings())
 	for _, tc := range []struct {
 		name string
 		opts ListOptions
@@ -269,16 +275,6 @@ func TestWriteConns(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
 			}
 		})
-	}
-}
-
-func TestStateTimeouts(t *testing.T) {
-	got := StateTimeouts(&config.Config{Timeouts: &config.Timeouts{TCP: 60, TCPFin: 30, UDP: 10}})
-	for state, want := range map[string]time.Duration{"SYN_SENT": time.Minute, "ESTABLISHED": time.Minute,
-		"FIN_WAIT": 30 * time.Second, "CLOSE": 10 * time.Second, "UDP": 10 * time.Second} {
-		if got[state] != want {
-			t.Errorf("%s: %v, want %v", state, got[state], want)
-		}
 	}
 }
 

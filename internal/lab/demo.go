@@ -85,12 +85,8 @@ func Demo(ctx context.Context, w io.Writer, o DemoOptions) (answers []Answer, er
 	if err != nil {
 		return answers, err
 	}
-	st, err := listing.FromAPI(svcs)
-	if err != nil {
-		return answers, err
-	}
 	fmt.Fprintln(w, "\nxlb list -n --stats")
-	return answers, listing.Write(w, st, listing.Options{Stats: true})
+	return answers, listing.Write(w, svcs, listing.Options{Stats: true})
 }
 
 // waitServers waits until every real answers HTTP, asked inside the

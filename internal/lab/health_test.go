@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // failoverCheck is the health check of the failover test: a real is down
@@ -45,7 +47,7 @@ func TestHealthCheckFailover(t *testing.T) {
 		}
 		for _, s := range svcs {
 			for _, r := range s.Reals {
-				if s.Protocol == "tcp" && r.Address == victim.Addr().String() && r.Port == victim.Port() && r.Health != "" {
+				if s.Protocol == loadbalancer.TCP && r.Address == victim.Addr() && r.Port == victim.Port() && r.Health != "" {
 					return r.Health
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -24,9 +24,9 @@ func protoName(p loadbalancer.Proto) string { return strings.ToUpper(p.String())
 
 func addrPort(a netip.Addr, port uint16) string { return netip.AddrPortFrom(a, port).String() }
 
-// Write prints the services in ipvsadm's layout: a header, then each
-// service followed by its reals.
-func Write(w io.Writer, services []loadbalancer.ServiceStatus, o Options) error {
+// Write prints the services the daemon's API sent in ipvsadm's layout: a
+// header, then each service followed by its reals.
+func Write(w io.Writer, services []api.Service, o Options) error {
 	var b strings.Builder
 	checked := false // a Health column when a service has a health check
 	for _, s := range services {
@@ -46,15 +46,15 @@ func Write(w io.Writer, services []loadbalancer.ServiceStatus, o Options) error 
 		}
 	}
 	for _, s := range services {
-		svc := fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port))
+		svc := fmt.Sprintf("%-4s %s", protoName(s.Protocol), addrPort(s.VIP, s.Port))
 		if o.Stats {
 			c := s.Stats
 			fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", svc, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
 		} else {
-			fmt.Fprintf(&b, "%s %s%s\n", svc, s.Scheduler, flags(s.Service))
+			fmt.Fprintf(&b, "%s %s%s\n", svc, s.Scheduler, flags(s))
 		}
 		for _, r := range s.Reals {
-			real := "  -> " + addrPort(r.Addr, r.Port)
+			real := "  -> " + addrPort(r.Address, r.Port)
 			if o.Stats {
 				c := r.Stats
 				fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", real, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
@@ -76,12 +76,12 @@ func Write(w io.Writer, services []loadbalancer.ServiceStatus, o Options) error 
 // flags is the Flags column of a service line, as ipvsadm prints it:
 // " persistent 300", with " mask 255.255.255.0" (IPv4) or " mask 64"
 // (IPv6) when clients are grouped.
-func flags(s loadbalancer.Service) string {
+func flags(s api.Service) string {
 	if s.Persistent == 0 {
 		return ""
 	}
 	out := fmt.Sprintf(" persistent %d", s.Persistent)
-	if m := config.FormatNetmask(s.Key.VIP, int(s.PersistPrefix)); m != "" {
+	if m := s.Mask(); m != "" {
 		out += " mask " + m
 	}
 	return out
@@ -89,7 +89,7 @@ func flags(s loadbalancer.Service) string {
 
 // WriteRate prints ipvsadm --rate: connections, packets and bytes per
 // second between two readings taken interval apart.
-func WriteRate(w io.Writer, prev, cur []loadbalancer.ServiceStatus, interval time.Duration) error {
+func WriteRate(w io.Writer, prev, cur []api.Service, interval time.Duration) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS")
 	fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
@@ -100,26 +100,26 @@ func WriteRate(w io.Writer, prev, cur []loadbalancer.ServiceStatus, interval tim
 		}
 		return uint64(float64(b-a) / secs)
 	}
-	line := func(name string, p, c loadbalancer.Counters) {
+	line := func(name string, p, c api.Counters) {
 		fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", name, rate(p.Conns, c.Conns), rate(p.InPackets, c.InPackets),
 			rate(p.OutPackets, c.OutPackets), rate(p.InBytes, c.InBytes), rate(p.OutBytes, c.OutBytes))
 	}
 	for _, s := range cur {
-		var ps loadbalancer.ServiceStatus
+		var ps api.Service
 		for _, o := range prev {
-			if o.Key == s.Key {
+			if o.Key() == s.Key() {
 				ps = o
 			}
 		}
-		line(fmt.Sprintf("%-4s %s", protoName(s.Key.Proto), addrPort(s.Key.VIP, s.Key.Port)), ps.Stats, s.Stats)
+		line(fmt.Sprintf("%-4s %s", protoName(s.Protocol), addrPort(s.VIP, s.Port)), ps.Stats, s.Stats)
 		for _, r := range s.Reals {
-			var pr loadbalancer.Counters
+			var pr api.Counters
 			for _, o := range ps.Reals {
-				if o.Addr == r.Addr && o.Port == r.Port {
+				if o.Address == r.Address && o.Port == r.Port {
 					pr = o.Stats
 				}
 			}
-			line("  -> "+addrPort(r.Addr, r.Port), pr, r.Stats)
+			line("  -> "+addrPort(r.Address, r.Port), pr, r.Stats)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -7,19 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func TestWrite(t *testing.T) {
-	svc := loadbalancer.ServiceStatus{
-		Service: loadbalancer.Service{
-			Key:       loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: loadbalancer.TCP},
-			Scheduler: loadbalancer.RoundRobin,
-		},
-		Stats: loadbalancer.Counters{Conns: 12, InPackets: 72, OutPackets: 48, InBytes: 4608, OutBytes: 7296},
-		Reals: []loadbalancer.RealStatus{{
-			Real:          loadbalancer.Real{Addr: netip.MustParseAddr("10.100.2.1"), Port: 8080, Weight: 1},
-			Stats:         loadbalancer.Counters{Conns: 4, InPackets: 24, OutPackets: 16, InBytes: 1536, OutBytes: 2432},
+	svc := api.Service{
+		VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Protocol: loadbalancer.TCP, Scheduler: loadbalancer.RoundRobin,
+		Stats: api.Counters{Conns: 12, InPackets: 72, OutPackets: 48, InBytes: 4608, OutBytes: 7296},
+		Reals: []api.Real{{
+			Address: netip.MustParseAddr("10.100.2.1"), Port: 8080, Weight: 1,
+			Stats:         api.Counters{Conns: 4, InPackets: 24, OutPackets: 16, InBytes: 1536, OutBytes: 2432},
 			InactiveConns: 4,
 		}},
 	}
@@ -41,7 +39,7 @@ TCP  10.100.0.10:80                     12       72       48     4608     7296
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := Write(&b, []loadbalancer.ServiceStatus{svc}, tc.have); err != nil {
+			if err := Write(&b, []api.Service{svc}, tc.have); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tc.want {
@@ -54,17 +52,17 @@ TCP  10.100.0.10:80                     12       72       48     4608     7296
 // TestWriteHealthAndPersistence: a checked service adds the Health
 // column; persistence shows in the Flags column as ipvsadm shows it.
 func TestWriteHealthAndPersistence(t *testing.T) {
-	real := func(addr string, health string) loadbalancer.RealStatus {
-		return loadbalancer.RealStatus{Real: loadbalancer.Real{Addr: netip.MustParseAddr(addr), Port: 80, Weight: 1}, Health: health, Down: health == "down", ActiveConns: 2}
+	real := func(addr string, health string) api.Real {
+		return api.Real{Address: netip.MustParseAddr(addr), Port: 80, Weight: 1, Health: health, ActiveConns: 2}
 	}
-	svcs := []loadbalancer.ServiceStatus{{
-		Service: loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Proto: loadbalancer.TCP},
-			Scheduler: loadbalancer.WeightedLeastConn, Persistent: 300, PersistPrefix: 24},
-		Reals: []loadbalancer.RealStatus{real("10.100.2.1", "up"), real("10.100.2.2", "down")},
+	svcs := []api.Service{{
+		VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Protocol: loadbalancer.TCP,
+		Scheduler: loadbalancer.WeightedLeastConn, Persistent: 300, Netmask: "255.255.255.0",
+		Reals: []api.Real{real("10.100.2.1", "up"), real("10.100.2.2", "down")},
 	}, {
-		Service: loadbalancer.Service{Key: loadbalancer.ServiceKey{VIP: netip.MustParseAddr("fd00::10"), Port: 53, Proto: loadbalancer.UDP},
-			Scheduler: loadbalancer.RoundRobin, Persistent: 60, PersistPrefix: 64},
-		Reals: []loadbalancer.RealStatus{real("fd00::2:1", "")},
+		VIP: netip.MustParseAddr("fd00::10"), Port: 53, Protocol: loadbalancer.UDP,
+		Scheduler: loadbalancer.RoundRobin, Persistent: 60, Netmask: "64",
+		Reals: []api.Real{real("fd00::2:1", "")},
 	}}
 	want := `Prot LocalAddress:Port Scheduler Flags
   -> RemoteAddress:Port           Forward Weight ActiveConn InActConn Health

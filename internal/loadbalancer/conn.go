@@ -5,6 +5,7 @@ package loadbalancer
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 )
 
@@ -20,12 +21,36 @@ const (
 	StateUDP
 )
 
+// connStateNames names the states as ipvsadm -L -c shows them.
+var connStateNames = []string{"SYN_SENT", "ESTABLISHED", "FIN_WAIT", "CLOSE", "UDP"}
+
 func (s ConnState) String() string {
-	names := []string{"SYN_SENT", "ESTABLISHED", "FIN_WAIT", "CLOSE", "UDP"}
-	if int(s) < len(names) {
-		return names[s]
+	if int(s) < len(connStateNames) {
+		return connStateNames[s]
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// ParseConnState parses a state's name (SYN_SENT, ESTABLISHED, FIN_WAIT,
+// CLOSE or UDP).
+func ParseConnState(name string) (ConnState, error) {
+	if i := slices.Index(connStateNames, name); i >= 0 {
+		return ConnState(i), nil
+	}
+	return 0, fmt.Errorf("unknown connection state %q", name)
+}
+
+// MarshalText writes the state's name, as the API shows it.
+func (s ConnState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state's name (ParseConnState).
+func (s *ConnState) UnmarshalText(b []byte) error {
+	v, err := ParseConnState(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
 }
 
 // ConnEntry is one entry of the connection table. A connection has a

@@ -36,3 +36,16 @@ func ParseProto(s string) (Proto, error) {
 	}
 	return 0, fmt.Errorf("unknown protocol %q (want tcp or udp)", s)
 }
+
+// MarshalText writes the protocol's name, as the API shows it.
+func (p Proto) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a protocol's name (ParseProto).
+func (p *Proto) UnmarshalText(b []byte) error {
+	v, err := ParseProto(string(b))
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}

@@ -53,3 +53,16 @@ func ParseScheduler(name string) (Scheduler, error) {
 	}
 	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", name)
 }
+
+// MarshalText writes the scheduler's ipvsadm name, as the API shows it.
+func (s Scheduler) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a scheduler's ipvsadm name (ParseScheduler).
+func (s *Scheduler) UnmarshalText(b []byte) error {
+	v, err := ParseScheduler(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
