@@ -112,7 +112,7 @@ func waitServers(ctx context.Context, t Topology) error {
 }
 
 // httpGet fetches http://addr/ on a new connection. The socket is made by
-// the calling goroutine, so on the thread InNamespace locked into a lab
+// the calling goroutine, so on the thread netns.Run locked into a lab
 // namespace (http.Client would dial from goroutines of its own, in the
 // host's namespace).
 func httpGet(ctx context.Context, addr string) (string, error) {
