@@ -54,7 +54,7 @@ fuzz:
 
 ## bench: per-packet cost of the data path through BPF_PROG_RUN
 bench:
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime 200000x ./internal/datapath
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 200000x ./internal/dpcost
 
 clean:
 	rm -rf bin

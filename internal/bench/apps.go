@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // AppResult is one application measurement through one DUT.
@@ -279,7 +279,7 @@ func (r *appRun) clientFor(timeout time.Duration, name string, args ...string) (
 // listening says whether a TCP socket listens on port in namespace ns.
 func listening(ns string, port int) (bool, error) {
 	found := false
-	err := lab.InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		for _, f := range []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"} {
 			b, err := os.ReadFile(f)
 			if err != nil {

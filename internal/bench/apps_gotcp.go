@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // The Go clients and servers of TCP_RR, TCP_CRR and TCP_STREAM, in the
@@ -52,7 +53,7 @@ func startGoServer(t lab.Topology, reals []int, port int, mode goServerMode) (*g
 	s := &goServer{mode: mode, conns: map[int]bool{}}
 	for _, i := range reals {
 		var fd int
-		err := lab.InNamespace(t.Real(i), func() (err error) {
+		err := netns.Run(t.Real(i), func() (err error) {
 			fd, err = listenTCP4(port)
 			return err
 		})
@@ -233,7 +234,7 @@ type rrStats struct {
 // ns to dst for d.
 func runRR(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, crr bool) (rrStats, error) {
 	var st rrStats
-	err := lab.InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		st.samples = make([]float64, 0, min(maxRRSamples, 1<<16))
 		fd := -1
 		if !crr {
@@ -320,7 +321,7 @@ type streamStats struct {
 // waits for the server to close: every byte counted has arrived.
 func runStream(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration) (streamStats, error) {
 	var st streamStats
-	err := lab.InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		fd, err := dialTCP4(dst)
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // appMTUs are the MTUs of the throughput scenario.
@@ -165,7 +167,7 @@ func (r *appRun) setMTU(mtu int) error {
 	}
 	t := r.e.Topo
 	for _, l := range [][2]string{{t.Client(), DirectClientIf}, {t.Real(1), DirectRealIf}} {
-		err = errors.Join(err, ipIn(l[0], "link", "set", l[1], "mtu", strconv.Itoa(mtu)))
+		err = errors.Join(err, netns.IPIn(l[0], "link", "set", l[1], "mtu", strconv.Itoa(mtu)))
 	}
 	return err
 }

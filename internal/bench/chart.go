@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/dpcost"
 )
 
 // series is one DUT's line of a chart.
@@ -109,13 +109,13 @@ func (r *Results) charts(dir string) ([]string, error) {
 		var ls []series
 		for _, k := range []struct {
 			name string
-			ns   func(datapath.CostRow) float64
+			ns   func(dpcost.Row) float64
 		}{
-			{"established client->real", func(c datapath.CostRow) float64 { return c.FwdNs }},
-			{"established real->client", func(c datapath.CostRow) float64 { return c.RevNs }},
-			{"client->real, partial checksum", func(c datapath.CostRow) float64 { return c.PartialNs }},
-			{"non-VIP pass", func(c datapath.CostRow) float64 { return c.PassNs }},
-			{"bare XDP_TX", func(datapath.CostRow) float64 { return r.Cost.TxNs }},
+			{"established client->real", func(c dpcost.Row) float64 { return c.FwdNs }},
+			{"established real->client", func(c dpcost.Row) float64 { return c.RevNs }},
+			{"client->real, partial checksum", func(c dpcost.Row) float64 { return c.PartialNs }},
+			{"non-VIP pass", func(c dpcost.Row) float64 { return c.PassNs }},
+			{"bare XDP_TX", func(dpcost.Row) float64 { return r.Cost.TxNs }},
 		} {
 			var pts plotter.XYs
 			for _, row := range r.Cost.Rows {

@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/xlb-dev/xlb/internal/endpoint"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // The XDP endpoints in the lab: the server on every real (and on real
@@ -128,10 +129,10 @@ func (e *Env) newConnLab(dut DUT, s connSpec) (cl *connLab, err error) {
 	} else {
 		// replies to the client block go back through the client's
 		// address, whose neighbour entry never needs resolving
-		if err := ipIn(t.LB(), "route", "replace", clientBlock, "via", t.ClientAddr().String(), "dev", "l0"); err != nil {
+		if err := netns.IPIn(t.LB(), "route", "replace", clientBlock, "via", t.ClientAddr().String(), "dev", "l0"); err != nil {
 			return nil, err
 		}
-		if err := ipIn(t.LB(), "neigh", "replace", t.ClientAddr().String(), "lladdr", e.clientMAC.String(), "dev", "l0", "nud", "permanent"); err != nil {
+		if err := netns.IPIn(t.LB(), "neigh", "replace", t.ClientAddr().String(), "lladdr", e.clientMAC.String(), "dev", "l0", "nud", "permanent"); err != nil {
 			return nil, err
 		}
 	}

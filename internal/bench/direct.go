@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // The direct path: a veth pair from the client straight to real 1, with
@@ -50,17 +52,17 @@ func (e *Env) UseTCP() error {
 			return err
 		}
 	}
-	if err := ipIn(t.Client(), "link", "add", DirectClientIf, "type", "veth", "peer", "name", DirectRealIf, "netns", t.Real(1)); err != nil {
+	if err := netns.IPIn(t.Client(), "link", "add", DirectClientIf, "type", "veth", "peer", "name", DirectRealIf, "netns", t.Real(1)); err != nil {
 		return fmt.Errorf("direct link: %w", err)
 	}
 	for _, end := range []struct {
 		ns, ifname string
 		addr       netip.Addr
 	}{{t.Client(), DirectClientIf, e.DirectClientAddr()}, {t.Real(1), DirectRealIf, e.DirectRealAddr()}} {
-		if err := ipIn(end.ns, "addr", "add", end.addr.String()+"/24", "dev", end.ifname); err != nil {
+		if err := netns.IPIn(end.ns, "addr", "add", end.addr.String()+"/24", "dev", end.ifname); err != nil {
 			return err
 		}
-		if err := ipIn(end.ns, "link", "set", end.ifname, "up"); err != nil {
+		if err := netns.IPIn(end.ns, "link", "set", end.ifname, "up"); err != nil {
 			return err
 		}
 		// as on every lab link: complete checksums, and frames sent

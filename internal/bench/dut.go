@@ -14,6 +14,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // BenchPort is the destination port of the generated frames (and of
@@ -199,7 +200,7 @@ func (f *fwdDUT) Setup(_ context.Context, e *Env) error {
 	if err := loadFwdObjects(&f.objs, nil); err != nil {
 		return fmt.Errorf("load xdp-fwd: %w", err)
 	}
-	return lab.InNamespace(e.Topo.LB(), func() error {
+	return netns.Run(e.Topo.LB(), func() error {
 		for _, name := range e.Topo.LBInterfaces() {
 			ifc, err := net.InterfaceByName(name)
 			if err != nil {

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/labtest"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 var xlbBinary string
 
-func TestMain(m *testing.M) { os.Exit(lab.RunTestsWithXLB(m, &xlbBinary)) }
+func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
 
 // testEnv builds a bench lab with two reals, removed at the end.
 func testEnv(t *testing.T) *Env {

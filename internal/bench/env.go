@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os/exec"
 	"strings"
 
 	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // Env is the lab a bench run uses: the topology, the xlb binary for the
@@ -52,7 +52,7 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 			return nil, err
 		}
 		for _, a := range []string{topo.RealAddr(i).String(), topo.RealAddr6(i).String()} {
-			if err := ipIn(topo.LB(), "neigh", "replace", a, "lladdr", mac.String(), "dev", fmt.Sprintf("l%d", i), "nud", "permanent"); err != nil {
+			if err := netns.IPIn(topo.LB(), "neigh", "replace", a, "lladdr", mac.String(), "dev", fmt.Sprintf("l%d", i), "nud", "permanent"); err != nil {
 				return nil, err
 			}
 		}
@@ -62,7 +62,7 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 	for _, r := range []struct{ block, via string }{
 		{routedBlock4, topo.RealAddr(1).String()}, {routedBlock6(topo).String(), topo.RealAddr6(1).String()},
 	} {
-		if err := ipIn(topo.LB(), "route", "replace", r.block, "via", r.via, "dev", "l1"); err != nil {
+		if err := netns.IPIn(topo.LB(), "route", "replace", r.block, "via", r.via, "dev", "l1"); err != nil {
 			return nil, err
 		}
 	}
@@ -91,7 +91,7 @@ func (e *Env) SetMTU(mtu int) error {
 		links = append(links, [2]string{t.Real(i), "r0"})
 	}
 	for _, l := range links {
-		if err := ipIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
+		if err := netns.IPIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
 			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+FCS, err)
 		}
 	}
@@ -182,7 +182,7 @@ func (e *Env) Frame(size int, l4 L4, dst netip.Addr, port uint16) Frame {
 
 func macOf(ns, ifname string) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
-	err := lab.InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		ifc, err := net.InterfaceByName(ifname)
 		if err == nil {
 			mac = ifc.HardwareAddr
@@ -193,15 +193,6 @@ func macOf(ns, ifname string) (net.HardwareAddr, error) {
 		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, ns, err)
 	}
 	return mac, nil
-}
-
-// ipIn runs ip(8) in namespace ns.
-func ipIn(ns string, args ...string) error {
-	out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip -n %s %s: %w: %s", ns, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
 }
 
 // run runs a command in namespace ns and returns its output.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // haproxyMaxConn is haproxy's connection limit: generous for the app
@@ -95,7 +97,7 @@ func (h *haproxyDUT) Setup(ctx context.Context, e *Env) (err error) {
 			err = errors.Join(err, h.Teardown(e))
 		}
 	}()
-	if err := ipIn(t.LB(), "addr", "add", t.VIP().String()+"/32", "dev", "lo"); err != nil {
+	if err := netns.IPIn(t.LB(), "addr", "add", t.VIP().String()+"/32", "dev", "lo"); err != nil {
 		return fmt.Errorf("haproxy DUT: VIP on lo: %w", err)
 	}
 	h.vip = true
@@ -174,7 +176,7 @@ func (h *haproxyDUT) Teardown(e *Env) error {
 		h.cmd = nil
 	}
 	if h.vip {
-		errs = append(errs, ipIn(e.Topo.LB(), "addr", "del", e.Topo.VIP().String()+"/32", "dev", "lo"))
+		errs = append(errs, netns.IPIn(e.Topo.LB(), "addr", "del", e.Topo.VIP().String()+"/32", "dev", "lo"))
 		h.vip = false
 	}
 	if h.restore != nil {

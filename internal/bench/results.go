@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/dpcost"
 )
 
 // Results are everything a run measured and how: they go to
@@ -37,7 +37,7 @@ type Results struct {
 	ConnSearches []ConnSearch `json:"conn_searches,omitempty"`
 	Apps         []AppResult  `json:"apps,omitempty"`
 	// Cost is the datapath scenario's per-packet cost table.
-	Cost *datapath.CostTable `json:"datapath_cost,omitempty"`
+	Cost *dpcost.Table `json:"datapath_cost,omitempty"`
 }
 
 // SearchRecord is one NDR or PDR search's result.

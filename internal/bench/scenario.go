@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/datapath"
+	"github.com/xlb-dev/xlb/internal/dpcost"
 	"github.com/xlb-dev/xlb/internal/lab"
 )
 
@@ -243,7 +243,7 @@ func runDatapath(res *Results, o Options) error {
 			fmt.Fprintf(o.Progress, "[datapath] %s\n", line)
 		}
 	}
-	table, err := datapath.MeasureCost(datapath.CostOptions{Conns: o.Flows, Repeat: o.Repeat, Namespace: o.LabName + "-cost"}, progress)
+	table, err := dpcost.Measure(dpcost.Options{Conns: o.Flows, Repeat: o.Repeat, Namespace: o.LabName + "-cost"}, progress)
 	if err != nil {
 		return err
 	}

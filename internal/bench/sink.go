@@ -8,7 +8,7 @@ import (
 
 	"github.com/cilium/ebpf/link"
 
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // Sink counts the generator's frames where they arrive: one XDP program
@@ -36,7 +36,7 @@ func NewSink() (*Sink, error) {
 
 // Attach attaches the sink natively to ifname in namespace ns.
 func (s *Sink) Attach(ns, ifname string) error {
-	return lab.InNamespace(ns, func() error {
+	return netns.Run(ns, func() error {
 		ifc, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return fmt.Errorf("sink on %s in %s: %w", ifname, ns, err)

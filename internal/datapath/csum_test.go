@@ -4,7 +4,6 @@ package datapath
 
 import (
 	"encoding/binary"
-	"net/netip"
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
@@ -123,27 +122,4 @@ func TestUDPShorterThanIPPayload(t *testing.T) {
 	binary.BigEndian.PutUint16(want[ethLen+10:], 0)
 	binary.BigEndian.PutUint16(want[ethLen+10:], ^fold(onesSum(0, want[ethLen:ethLen+ipv4Len])))
 	e.expect(b, XDPRedirect, want)
-}
-
-// TestCostPartialFrame: the frame of the bench's partial-checksum row is
-// partial, and the data path completes its checksum.
-func TestCostPartialFrame(t *testing.T) {
-	e := newEnv(t, Options{})
-	f := families[0]
-	real1, local := e.oneRealService(f, loadbalancer.TCP)
-	in := partialTCPFrame(clientMAC, e.clientIf.HardwareAddr, netip.AddrPortFrom(client4, 10000), netip.AddrPortFrom(vip4, 80))
-	if got, want := binary.BigEndian.Uint16(in[costOffTCPCsum:]), pseudoSum(in, false, loadbalancer.TCP); got != want {
-		t.Fatalf("checksum field %#04x, want the pseudo-header sum %#04x", got, want)
-	}
-	e.expect(e.clientPkt(f, loadbalancer.TCP, 10000, 80, "S").frame(t), XDPRedirect, nil) // the connection
-	out := e.expect(in, XDPRedirect, nil)
-	if got := dstOf(t, out); got != real1 {
-		t.Errorf("forwarded to %s, want %s", got, real1)
-	}
-	if got := srcOf(t, out); got != local {
-		t.Errorf("forwarded from %s, want %s", got, local)
-	}
-	if fi, err := validFrame(out, 1); err != nil || !checksumsOK(out, fi) {
-		t.Errorf("output %x: valid %v, checksums ok %v", out, err, err == nil && checksumsOK(out, fi))
-	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // MaxPayload is the largest request or response payload (the MSS of a
@@ -141,7 +141,7 @@ func (s *Server) Close() error {
 // attach attaches prog in native mode to ifname in namespace ns.
 func attach(prog *ebpf.Program, ns, ifname string) (link.Link, error) {
 	var l link.Link
-	err := lab.InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		ifc, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // withUDP6 adds to a lab configuration a UDP service on the IPv6 VIP over
@@ -56,7 +58,7 @@ func udpAskRetry(addr, msg string, tries int) (string, int, error) {
 // application, at most 3 times, a second apart.
 func coldConnections(t *testing.T, ctx context.Context, topo Topology, when string) {
 	t.Helper()
-	err := InNamespace(topo.Client(), func() error {
+	err := netns.Run(topo.Client(), func() error {
 		for _, v := range []struct{ vip, laddr netip.Addr }{{topo.VIP(), topo.LocalIP()}, {topo.VIP6(), topo.LocalIP6()}} {
 			addr := netip.AddrPortFrom(v.vip, ServicePort).String()
 			start := time.Now()

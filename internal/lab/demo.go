@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/listing"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // ServicePort is the port of the demo's TCP (HTTP) and UDP services, on
@@ -96,7 +97,7 @@ func waitServers(ctx context.Context, t Topology) error {
 	for i := 1; i <= t.Reals; i++ {
 		addr := netip.AddrPortFrom(t.RealAddr(i), ServicePort).String()
 		deadline := time.Now().Add(10 * time.Second)
-		for InNamespace(t.Real(i), func() error { _, err := httpGet(ctx, addr); return err }) != nil {
+		for netns.Run(t.Real(i), func() error { _, err := httpGet(ctx, addr); return err }) != nil {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("real%d does not answer on %s", i, addr)
 			}
@@ -107,7 +108,7 @@ func waitServers(ctx context.Context, t Topology) error {
 }
 
 // httpGet fetches http://addr/ on a new connection. The socket is made by
-// the calling goroutine, so on the thread InNamespace locked into a lab
+// the calling goroutine, so on the thread netns.Run locked into a lab
 // namespace (http.Client would dial from goroutines of its own, in the
 // host's namespace).
 func httpGet(ctx context.Context, addr string) (string, error) {
@@ -170,7 +171,7 @@ type Answer struct {
 func clientRequests(ctx context.Context, w io.Writer, t Topology, n int) ([]Answer, error) {
 	vip := netip.AddrPortFrom(t.VIP(), ServicePort).String()
 	var answers []Answer
-	err := InNamespace(t.Client(), func() error {
+	err := netns.Run(t.Client(), func() error {
 		for i := 1; i <= n; i++ {
 			body, err := httpGet(ctx, vip)
 			if err != nil {

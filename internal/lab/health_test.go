@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // failoverCheck is the health check of the failover test: a real is down
@@ -104,7 +105,7 @@ func answeredBy(t *testing.T, ctx context.Context, topo Topology, n int) map[str
 	t.Helper()
 	seen := map[string]int{}
 	vip := netip.AddrPortFrom(topo.VIP(), ServicePort).String()
-	err := InNamespace(topo.Client(), func() error {
+	err := netns.Run(topo.Client(), func() error {
 		for i := 0; i < n; i++ {
 			body, err := httpGet(ctx, vip)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/labtest"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
@@ -19,7 +20,7 @@ import (
 // daemon and as the reals' servers, as `xlb lab demo` does.
 var xlbBinary string
 
-func TestMain(m *testing.M) { os.Exit(RunTestsWithXLB(m, &xlbBinary)) }
+func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
 
 // testTopology names a lab after this process, on a net of its own, so
 // tests never meet a lab someone else built; it is removed at the end

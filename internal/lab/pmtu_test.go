@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // narrowPathMTU is the path MTU toward the reals and toward the client in
@@ -138,7 +140,7 @@ func TestPathMTU(t *testing.T) {
 	for _, b := range want {
 		sum += uint32(b)
 	}
-	err := InNamespace(topo.Client(), func() error {
+	err := netns.Run(topo.Client(), func() error {
 		for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
 			addr := netip.AddrPortFrom(vip, ServicePort).String()
 			got, err := httpDo(ctx, http.MethodPost, addr, "/upload", bytes.NewReader(want), size)
@@ -180,7 +182,7 @@ func TestPathMTU(t *testing.T) {
 			t.Fatalf("ip %v: %v: %s", c, err, out)
 		}
 	}
-	err = InNamespace(topo.Client(), func() error {
+	err = netns.Run(topo.Client(), func() error {
 		for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
 			addr := netip.AddrPortFrom(vip, ServicePort)
 			mtu, err := dfUDPLearnsMTU(addr)

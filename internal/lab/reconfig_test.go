@@ -18,6 +18,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // keepAlive is an HTTP/1.1 connection the test sends requests on one
@@ -31,7 +32,7 @@ type keepAlive struct {
 // there; reads and writes may then happen on any thread).
 func dialKeepAlive(ctx context.Context, ns string, addr netip.AddrPort) (*keepAlive, error) {
 	var conn net.Conn
-	err := InNamespace(ns, func() error {
+	err := netns.Run(ns, func() error {
 		var err error
 		d := net.Dialer{Timeout: 3 * time.Second}
 		conn, err = d.DialContext(ctx, "tcp", addr.String())

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,21 +108,6 @@ func (t Topology) openServerLog() (*os.File, error) {
 		return nil, fmt.Errorf("server log: %w", err)
 	}
 	return f, nil
-}
-
-// BuildXLB builds cmd/xlb into dir with the go tool on PATH (or the one
-// of the running toolchain) and returns the binary's path: tests that
-// need a real xlb (as daemon, as the reals' servers) build one.
-func BuildXLB(dir string) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(dir, "xlb")
-	if out, err := exec.Command(goBin, "build", "-buildvcs=auto", "-o", bin, "github.com/xlb-dev/xlb/cmd/xlb").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build xlb: %w\n%s", err, out)
-	}
-	return bin, nil
 }
 
 // Node returns the namespace of a lab node named as `xlb lab exec` takes

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // rawSend sends one transport segment (header and payload as given, the
@@ -94,7 +96,7 @@ func TestStrictL4(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := drops()
-			err := InNamespace(topo.Client(), func() error {
+			err := netns.Run(topo.Client(), func() error {
 				return rawSend(topo.ClientAddr(), topo.VIP(), tc.proto, tc.seg, tc.csum)
 			})
 			if err != nil {
@@ -112,7 +114,7 @@ func TestStrictL4(t *testing.T) {
 			}
 		})
 	}
-	err := InNamespace(topo.Client(), func() error {
+	err := netns.Run(topo.Client(), func() error {
 		_, err := httpGet(ctx, netip.AddrPortFrom(topo.VIP(), ServicePort).String())
 		return err
 	})

@@ -8,11 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // Topology names a lab and sizes it.
@@ -113,23 +112,6 @@ func (t Topology) Namespaces() []string {
 	return out
 }
 
-func ip(args ...string) error {
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-func sysctl(ns string, settings ...string) error {
-	for _, s := range settings {
-		if out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-qw", s).CombinedOutput(); err != nil {
-			return fmt.Errorf("sysctl %s in %s: %w: %s", s, ns, err, out)
-		}
-	}
-	return nil
-}
-
 // Up builds the lab. On failure it removes what it built.
 func (t Topology) Up() (err error) {
 	if err := t.validate(); err != nil {
@@ -144,15 +126,15 @@ func (t Topology) Up() (err error) {
 	// in the host's namespace send to one, this route drops it here
 	// instead of letting it out of the machine.
 	for _, p := range t.prefixes() {
-		if err := ip("route", "add", "blackhole", p); err != nil {
+		if err := netns.IP("route", "add", "blackhole", p); err != nil {
 			return fmt.Errorf("guard route for %s (another lab on this net?): %w", p, err)
 		}
 	}
 	for _, ns := range t.Namespaces() {
-		if err := ip("netns", "add", ns); err != nil {
+		if err := netns.IP("netns", "add", ns); err != nil {
 			return fmt.Errorf("lab %s exists already? %w", t.Name, err)
 		}
-		if err := ip("-n", ns, "link", "set", "lo", "up"); err != nil {
+		if err := netns.IPIn(ns, "link", "set", "lo", "up"); err != nil {
 			return err
 		}
 	}
@@ -161,7 +143,7 @@ func (t Topology) Up() (err error) {
 	}
 	// forwarding on, as the operator guide asks of every balancer host:
 	// bpf_fib_lookup answers "forwarding disabled" without it
-	if err := sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"); err != nil {
+	if err := netns.Sysctl(t.LB(), "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"); err != nil {
 		return err
 	}
 	if err := t.link(t.Client(), "c0", "l0", 1, t.ClientAddr(), t.ClientAddr6()); err != nil {
@@ -194,7 +176,7 @@ func (t Topology) link(node, nodeIf, lbIf string, c int, addr, addr6 netip.Addr)
 		{"-n", node, "route", "add", "default", "via", gw.String()},
 		{"-n", node, "-6", "route", "add", "default", "via", gw6.String()},
 	} {
-		if err := ip(c...); err != nil {
+		if err := netns.IP(c...); err != nil {
 			return err
 		}
 	}
@@ -236,7 +218,7 @@ func (t Topology) bridge() error {
 			[]string{"-n", node, "-6", "route", "add", "default", "via", gw6.String()})
 	}
 	for _, c := range cmds {
-		if err := ip(c...); err != nil {
+		if err := netns.IP(c...); err != nil {
 			return err
 		}
 	}
@@ -254,7 +236,7 @@ func (t Topology) bridge() error {
 func (t Topology) Down() error {
 	var errs []error
 	for _, p := range t.prefixes() {
-		_ = ip("route", "del", "blackhole", p)
+		_ = netns.IP("route", "del", "blackhole", p)
 	}
 	t.RemoveDaemonFiles()
 	for _, ns := range t.Namespaces() {
@@ -267,7 +249,7 @@ func (t Topology) Down() error {
 				_ = exec.Command("kill", pid).Run()
 			}
 		}
-		if err := ip("netns", "del", ns); err != nil {
+		if err := netns.IP("netns", "del", ns); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -278,44 +260,5 @@ func (t Topology) Down() error {
 // nsenter rather than `ip netns exec`, which would give the command a
 // /sys of its own: maps a daemon pins there would vanish with it.
 func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--net=/run/netns/" + ns, "--", name}, args...)...)
-}
-
-// InNamespace runs fn on an OS thread inside namespace ns, then puts the
-// thread back in the namespace it came from. Should that fail, the thread
-// stays locked and Go ends it with the goroutine, so no other code ever
-// runs in ns by accident.
-func InNamespace(ns string, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		home, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- fmt.Errorf("open own namespace: %w", err)
-			return
-		}
-		defer unix.Close(home)
-		if err := setns(ns); err != nil {
-			errc <- err
-			return
-		}
-		err = fn()
-		if unix.Setns(home, unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
-func setns(ns string) error {
-	fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open namespace %s: %w", ns, err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("enter namespace %s: %w", ns, err)
-	}
-	return nil
+	return exec.Command("nsenter", append([]string{"--net=" + netns.Path(ns), "--", name}, args...)...)
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
-	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // requirePrivileged skips a test that needs root, unless
@@ -54,37 +54,6 @@ func addNetns(t *testing.T, name string) {
 	})
 }
 
-// inNetns runs fn on a thread in namespace ns; whatever fn creates
-// (sockets, devmap entries, XDP links) belongs to ns.
-func inNetns(ns string, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // not unlocked: the thread dies with the goroutine if it cannot return
-		target, err := os.Open("/run/netns/" + ns)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		self, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer self.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		err = fn()
-		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
-
 // ifindexIn returns the index of ifname in namespace ns.
 func ifindexIn(t *testing.T, ns, ifname string) int {
 	t.Helper()
@@ -118,7 +87,7 @@ func rxPackets(t *testing.T, ns, ifname string) uint64 {
 // part of the monitor.
 func redirectAll(t *testing.T, ns string, from, to int) {
 	t.Helper()
-	err := inNetns(ns, func() error {
+	err := netns.Run(ns, func() error {
 		devmap, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.DevMapHash, KeySize: 4, ValueSize: 4, MaxEntries: 1})
 		if err != nil {
 			return fmt.Errorf("devmap: %w", err)
@@ -177,7 +146,7 @@ func waitCounts(t *testing.T, m *Monitor, before Counts, ok func(Counts) bool) C
 func checkIn(t *testing.T, ns, ifname string) string {
 	t.Helper()
 	var warning string
-	err := inNetns(ns, func() (err error) {
+	err := netns.Run(ns, func() (err error) {
 		warning, err = CheckVethPeer(ifname)
 		return err
 	})
@@ -243,7 +212,7 @@ func TestVethPeerLoss(t *testing.T) {
 	redirectAll(t, lb, in0Index, a0)
 
 	var conn net.Conn
-	if err := inNetns(peer, func() (err error) {
+	if err := netns.Run(peer, func() (err error) {
 		conn, err = net.Dial("udp4", "10.199.0.1:9")
 		return err
 	}); err != nil {

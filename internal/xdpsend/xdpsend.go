@@ -25,7 +25,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // Pace mirrors struct pace of bpf/bench/pace.h: one sender's schedule.
@@ -152,7 +152,7 @@ func Run(ctx context.Context, prog *ebpf.Program, o Options, stopped Stopped) (t
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = lab.InNamespace(o.Namespace, func() error { return sender(ctx, prog, o, cpu, stopped) })
+			errs[i] = netns.Run(o.Namespace, func() error { return sender(ctx, prog, o, cpu, stopped) })
 		}()
 	}
 	wg.Wait()

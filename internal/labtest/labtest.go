@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package lab
+package labtest
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -31,4 +34,19 @@ func RunTestsWithXLB(m *testing.M, bin *string) int {
 		}
 	}
 	return m.Run()
+}
+
+// BuildXLB builds cmd/xlb into dir with the go tool on PATH (or the one
+// of the running toolchain) and returns the binary's path: tests that
+// need a real xlb (as daemon, as the reals' servers) build one.
+func BuildXLB(dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(dir, "xlb")
+	if out, err := exec.Command(goBin, "build", "-buildvcs=auto", "-o", bin, "github.com/xlb-dev/xlb/cmd/xlb").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build xlb: %w\n%s", err, out)
+	}
+	return bin, nil
 }

@@ -1,22 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package datapath
+package dpcost
 
 import (
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // BenchmarkDatapathCost prints the per-packet cost table of
-// docs/BENCHMARKS.md (MeasureCost, also `xlb bench datapath`). Run it with
+// docs/BENCHMARKS.md (Measure, also `xlb bench datapath`). Run it with
 // `make bench`; XLB_BENCH_MAX_CONNS stops at a smaller table (10M needs
 // about 2.1 GiB of memory); XLB_BENCH_ROWS (e.g. "fwd,rev") measures only
 // some rows, for profiling; XLB_BENCH_OUT also writes the table there.
 func BenchmarkDatapathCost(b *testing.B) {
-	requireRoot(b)
-	o := CostOptions{Namespace: fmt.Sprintf("xlbt-%d-cost", os.Getpid())}
+	testenv.RequireRoot(b, "loads BPF programs and creates network namespaces")
+	o := Options{Namespace: fmt.Sprintf("xlbt-%d-cost", os.Getpid())}
 	maxConns := 10_000_000
 	if v := os.Getenv("XLB_BENCH_MAX_CONNS"); v != "" {
 		fmt.Sscan(v, &maxConns)
@@ -29,7 +31,7 @@ func BenchmarkDatapathCost(b *testing.B) {
 	if rows := os.Getenv("XLB_BENCH_ROWS"); rows != "" {
 		o.Rows = strings.Split(rows, ",")
 	}
-	table, err := MeasureCost(o, func(s string) { b.Log(s) })
+	table, err := Measure(o, func(s string) { b.Log(s) })
 	if err != nil {
 		b.Fatal(err)
 	}
