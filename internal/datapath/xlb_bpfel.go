@@ -224,36 +224,36 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xlbMapCt4                  = "ct4"
-	xlbMapCt6                  = "ct6"
-	xlbMapDropStats            = "drop_stats"
-	xlbMapEventStats           = "event_stats"
-	xlbMapFibCache             = "fib_cache"
-	xlbMapIcmpBudgets          = "icmp_budgets"
-	xlbMapLaddrs               = "laddrs"
-	xlbMapLocalAddrFilter      = "local_addr_filter"
-	xlbMapLocalAddrs           = "local_addrs"
-	xlbMapLportCursors         = "lport_cursors"
-	xlbMapNeighRequests        = "neigh_requests"
-	xlbMapPersist              = "persist"
-	xlbMapRealNexthops         = "real_nexthops"
-	xlbMapRealStats            = "real_stats"
-	xlbMapReals                = "reals"
-	xlbMapSchedCursors         = "sched_cursors"
-	xlbMapSchedTables          = "sched_tables"
-	xlbMapServices             = "services"
-	xlbMapSvcStats             = "svc_stats"
-	xlbMapSvcVips              = "svc_vips"
-	xlbMapTxPorts              = "tx_ports"
-	xlbMapVerdictStats         = "verdict_stats"
-	xlbProgXlbXdp              = "xlb_xdp"
-	xlbVarAddrFilterConstsType = "addr_filter_consts_type"
-	xlbVarCtStateType          = "ct_state_type"
-	xlbVarDropReasonType       = "drop_reason_type"
-	xlbVarEventType            = "event_type"
-	xlbVarNeighRequestType     = "neigh_request_type"
-	xlbVarSchedType            = "sched_type"
-	xlbVarXlbCfg               = "xlb_cfg"
+	xlbMapCt4              = "ct4"
+	xlbMapCt6              = "ct6"
+	xlbMapDropStats        = "drop_stats"
+	xlbMapEventStats       = "event_stats"
+	xlbMapFibCache         = "fib_cache"
+	xlbMapIcmpBudgets      = "icmp_budgets"
+	xlbMapLaddrs           = "laddrs"
+	xlbMapLocalAddrFilter  = "local_addr_filter"
+	xlbMapLocalAddrs       = "local_addrs"
+	xlbMapLportCursors     = "lport_cursors"
+	xlbMapNeighRequests    = "neigh_requests"
+	xlbMapPersist          = "persist"
+	xlbMapRealNexthops     = "real_nexthops"
+	xlbMapRealStats        = "real_stats"
+	xlbMapReals            = "reals"
+	xlbMapSchedCursors     = "sched_cursors"
+	xlbMapSchedTables      = "sched_tables"
+	xlbMapServices         = "services"
+	xlbMapSvcStats         = "svc_stats"
+	xlbMapSvcVips          = "svc_vips"
+	xlbMapTxPorts          = "tx_ports"
+	xlbMapVerdictStats     = "verdict_stats"
+	xlbProgXlbXdp          = "xlb_xdp"
+	xlbVarAddrFilterType   = "addr_filter_type"
+	xlbVarCtStateType      = "ct_state_type"
+	xlbVarDropReasonType   = "drop_reason_type"
+	xlbVarEventType        = "event_type"
+	xlbVarNeighRequestType = "neigh_request_type"
+	xlbVarSchedType        = "sched_type"
+	xlbVarXlbCfg           = "xlb_cfg"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -333,13 +333,13 @@ type xlbMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
-	AddrFilterConstsType *ebpf.VariableSpec `ebpf:"addr_filter_consts_type"`
-	CtStateType          *ebpf.VariableSpec `ebpf:"ct_state_type"`
-	DropReasonType       *ebpf.VariableSpec `ebpf:"drop_reason_type"`
-	EventType            *ebpf.VariableSpec `ebpf:"event_type"`
-	NeighRequestType     *ebpf.VariableSpec `ebpf:"neigh_request_type"`
-	SchedType            *ebpf.VariableSpec `ebpf:"sched_type"`
-	XlbCfg               *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
+	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
+	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
+	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
+	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
+	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
+	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -417,13 +417,13 @@ func (m *xlbMaps) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
-	AddrFilterConstsType *ebpf.Variable `ebpf:"addr_filter_consts_type"`
-	CtStateType          *ebpf.Variable `ebpf:"ct_state_type"`
-	DropReasonType       *ebpf.Variable `ebpf:"drop_reason_type"`
-	EventType            *ebpf.Variable `ebpf:"event_type"`
-	NeighRequestType     *ebpf.Variable `ebpf:"neigh_request_type"`
-	SchedType            *ebpf.Variable `ebpf:"sched_type"`
-	XlbCfg               *ebpf.Variable `ebpf:"xlb_cfg"`
+	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
+	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
+	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
+	EventType        *ebpf.Variable `ebpf:"event_type"`
+	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
+	SchedType        *ebpf.Variable `ebpf:"sched_type"`
+	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.
