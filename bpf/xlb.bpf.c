@@ -32,6 +32,7 @@
 #include "lib/stats.h"
 #include "lib/parse.h"
 #include "lib/csum.h"
+#include "lib/csum_seg.h"
 #include "lib/conntrack.h"
 #include "lib/sched.h"
 #include "lib/persist.h"

@@ -12,9 +12,14 @@
  * then writes the flow's fields and fixes the checksums incrementally.
  */
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "../lib/csum.h"
 #include "pace.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -65,41 +70,32 @@ struct {
 	__type(value, struct gen_state);
 } gen_states SEC(".maps");
 
-/* ones' complement: replace the 16-bit words of old by those of new in
- * the folded checksum csum (RFC 1624, eqn. 3) */
-static __always_inline __u16 csum_replace32(__u16 csum, __u32 old, __u32 new)
-{
-	__u32 sum = (__u16)~csum;
-
-	sum += (__u16) ~(old >> 16) + (__u16) ~(old & 0xffff);
-	sum += (new >> 16) + (new & 0xffff);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
 /* add flow to the 32-bit big-endian field at p, fixing the checksums at
  * c1 and c2 (either may be NULL) */
 static __always_inline void vary32(__be32 *p, __u32 flow, __u16 *c1, __u16 *c2)
 {
 	__be32 old = *p;
 	__be32 new = bpf_htonl(bpf_ntohl(old) + flow);
+	struct csum_delta d = {};
 
 	*p = new;
+	csum_delta_add32(&d, old, new);
 	if (c1)
-		*c1 = csum_replace32(*c1, old, new);
+		*c1 = csum_apply(*c1, &d);
 	if (c2)
-		*c2 = csum_replace32(*c2, old, new);
+		*c2 = csum_apply(*c2, &d);
 }
 
 static __always_inline void vary16(__be16 *p, __u32 flow, __u16 *c)
 {
 	__be16 old = *p;
 	__be16 new = bpf_htons(bpf_ntohs(old) + (__u16)flow);
+	struct csum_delta d = {};
 
 	*p = new;
+	csum_delta_add16(&d, old, new);
 	if (c)
-		*c = csum_replace32(*c, old, new);
+		*c = csum_apply(*c, &d);
 }
 
 /* the low three bytes of a MAC address count flows */
@@ -119,7 +115,7 @@ int xdp_gen(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 zero = 0, flow, vary = gen_config.vary;
 	struct gen_state *st = bpf_map_lookup_elem(&gen_states, &zero);
-	__u16 *l4csum = NULL, *ipcsum = NULL;
+	__u16 *l4csum = NULL;
 	__u16 ip_off = gen_config.ip_off, l4_off = gen_config.l4_off,
 	      csum_off = gen_config.l4_csum_off;
 
@@ -136,42 +132,48 @@ int xdp_gen(struct xdp_md *ctx)
 	flow = st->flow;
 	st->flow = flow + 1 >= gen_config.flows ? 0 : flow + 1;
 	if (flow && vary) {
+		struct ethhdr *eth = data;
+		struct udphdr *ports; /* TCP starts with the same two ports */
+
 		/* offsets come from Go, which keeps them inside the template */
 		if (ip_off > 32 || l4_off > 80 || csum_off > 88 ||
-		    data + 14 > data_end)
+		    (void *)(eth + 1) > data_end)
 			return XDP_ABORTED;
 		if (csum_off && data + csum_off + 2 <= data_end)
 			l4csum = data + csum_off;
-		if (!gen_config.ipv6 && data + ip_off + 20 <= data_end)
-			ipcsum = data + ip_off + 10;
 		if (vary & GEN_VARY_SMAC)
-			vary_mac(data + 6, flow);
+			vary_mac(eth->h_source, flow);
 		if (vary & GEN_VARY_DMAC)
-			vary_mac(data, flow);
+			vary_mac(eth->h_dest, flow);
 		if (gen_config.ipv6) {
+			struct ipv6hdr *ip6 = data + ip_off;
+
 			/* the last word of each address */
-			if (data + ip_off + 40 > data_end)
+			if ((void *)(ip6 + 1) > data_end)
 				return XDP_ABORTED;
 			if (vary & GEN_VARY_SIP)
-				vary32(data + ip_off + 20, flow, l4csum, NULL);
+				vary32(&ip6->saddr.in6_u.u6_addr32[3], flow,
+				       l4csum, NULL);
 			if (vary & GEN_VARY_DIP)
-				vary32(data + ip_off + 36, flow, l4csum, NULL);
+				vary32(&ip6->daddr.in6_u.u6_addr32[3], flow,
+				       l4csum, NULL);
 		} else {
-			if (data + ip_off + 20 > data_end)
+			struct iphdr *iph = data + ip_off;
+
+			if ((void *)(iph + 1) > data_end)
 				return XDP_ABORTED;
 			if (vary & GEN_VARY_SIP)
-				vary32(data + ip_off + 12, flow, ipcsum,
-				       l4csum);
+				vary32(&iph->saddr, flow, &iph->check, l4csum);
 			if (vary & GEN_VARY_DIP)
-				vary32(data + ip_off + 16, flow, ipcsum,
-				       l4csum);
+				vary32(&iph->daddr, flow, &iph->check, l4csum);
 		}
-		if (data + l4_off + 4 > data_end)
+		ports = data + l4_off;
+		if ((void *)(ports + 1) > data_end)
 			return XDP_ABORTED;
 		if (vary & GEN_VARY_SPORT)
-			vary16(data + l4_off, flow, l4csum);
+			vary16(&ports->source, flow, l4csum);
 		if (vary & GEN_VARY_DPORT)
-			vary16(data + l4_off + 2, flow, l4csum);
+			vary16(&ports->dest, flow, l4csum);
 	}
 	st->sent.packets++;
 	st->sent.bytes += data_end - data;

@@ -17,6 +17,7 @@
 #define XLB_NAT_H
 
 #include "csum.h"
+#include "csum_seg.h"
 #include "parse.h"
 #include "stats.h"
 

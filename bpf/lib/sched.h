@@ -4,6 +4,8 @@
  * precomputes each service's table (internal/sched); the data path only
  * picks an index into it:
  *   rr, wrr: a per-CPU cursor that steps through the table;
+ *   lc, wlc: the same cursor, over a wrr table whose weights the control
+ *            plane derives from live connection counts every period;
  *   mh:      the hash of the 5-tuple modulo the (prime) Maglev table size;
  *   sh:      the hash of the source address over the same Maglev table.
  * Drained reals (weight 0) are simply absent from the table.
@@ -73,7 +75,7 @@ static __always_inline long sched_pick(const struct service *svc,
 	case XLB_SCHED_SH:
 		idx = hash_src(t) % len;
 		break;
-	default: /* rr, wrr */
+	default: /* rr, wrr, lc, wlc */
 		cursor = bpf_map_lookup_elem(&sched_cursors, &svc->id);
 		if (!cursor)
 			return -1;

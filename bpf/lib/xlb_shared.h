@@ -50,6 +50,12 @@ enum xlb_sched {
 #define XLB_ADDR_FILTER_WORDS 1024
 #define XLB_ADDR_FILTER_MULT  0x9E3779B1u
 
+/* The multiplier once more, as an enum the object's BTF carries (a #define
+ * is invisible to bpf2go), so Go's copy is checked against it. */
+enum xlb_addr_filter_consts {
+	XLB_ADDR_FILTER_HASH_MULT = XLB_ADDR_FILTER_MULT,
+};
+
 #define XLB_MAX_SVC_LADDRS 32 /* local IPs one service can spread over */
 
 /* services map value. */

@@ -2,7 +2,8 @@
 
 package baseline
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" xdptx ../../bpf/bench/xdp_tx.bpf.c
+// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
+//go:generate ../../scripts/bpf2go.sh xdptx ../../bpf/bench/xdp_tx.bpf.c
 
 import (
 	"fmt"

@@ -2,6 +2,7 @@
 
 package bench
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" gen ../../bpf/bench/gen.bpf.c
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" sink ../../bpf/bench/sink.bpf.c
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" fwd ../../bpf/bench/fwd.bpf.c
+// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
+//go:generate ../../scripts/bpf2go.sh gen ../../bpf/bench/gen.bpf.c
+//go:generate ../../scripts/bpf2go.sh sink ../../bpf/bench/sink.bpf.c
+//go:generate ../../scripts/bpf2go.sh fwd ../../bpf/bench/fwd.bpf.c

@@ -226,7 +226,7 @@ func ensureBPFFS(dir string) error {
 
 // reload re-reads the configuration file (SIGHUP) and applies it.
 func (d *Daemon) reload() {
-	cfg, err := config.Parse(mustRead(d.opts.ConfigPath))
+	cfg, err := readConfig(d.opts.ConfigPath)
 	if err == nil {
 		_, err = d.Apply(cfg)
 	}
@@ -235,12 +235,14 @@ func (d *Daemon) reload() {
 	}
 }
 
-func mustRead(path string) []byte {
+// readConfig reads and parses the configuration file. A file it cannot
+// read is refused with that error, not parsed as an empty document.
+func readConfig(path string) (*config.Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil // Parse reports the empty document
+		return nil, fmt.Errorf("read configuration: %w", err)
 	}
-	return b
+	return config.Parse(b)
 }
 
 // Config implements api.Backend: a deep copy of the configuration in force.

@@ -5,6 +5,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/netip"
 	"strconv"
 	"time"
@@ -86,10 +87,23 @@ func (d *Daemon) setHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool
 	return true
 }
 
+// leastConnPath is what re-weighting needs of the data path; tests give
+// a fake.
+type leastConnPath interface {
+	Status() ([]loadbalancer.ServiceStatus, error)
+	SetLeastConnWeights(loadbalancer.ServiceKey, map[netip.AddrPort]uint32) error
+}
+
 // leastConnLoop re-weights lc and wlc services every LeastConnPeriod
 // until ctx ends.
 func (d *Daemon) leastConnLoop(ctx context.Context) {
-	tick := time.NewTicker(LeastConnPeriod)
+	runLeastConn(ctx, LeastConnPeriod, d.hasLeastConn, d.dp, d.log)
+}
+
+// runLeastConn re-weights the lc and wlc services of dp every period
+// while any is configured (active), until ctx ends; errors are logged.
+func runLeastConn(ctx context.Context, period time.Duration, active func() bool, dp leastConnPath, log *slog.Logger) {
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	prevConns := map[loadbalancer.ServiceKey]uint64{}
 	for {
@@ -98,20 +112,21 @@ func (d *Daemon) leastConnLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if err := d.rebalance(prevConns); err != nil {
-			d.log.Warn("least-connection re-weighting", "err", err)
+		if !active() {
+			continue
+		}
+		if err := rebalance(dp, prevConns); err != nil {
+			log.Warn("least-connection re-weighting", "err", err)
 		}
 	}
 }
 
 // rebalance computes and installs the weights of every lc/wlc service
 // from one walk of the connection table. The arrivals expected in the
-// next period are those of the last one.
-func (d *Daemon) rebalance(prevConns map[loadbalancer.ServiceKey]uint64) error {
-	if !d.hasLeastConn() {
-		return nil
-	}
-	status, err := d.dp.Status()
+// next period are those of the last one: prevConns keeps each service's
+// connection count from one call to the next.
+func rebalance(dp leastConnPath, prevConns map[loadbalancer.ServiceKey]uint64) error {
+	status, err := dp.Status()
 	if err != nil {
 		return err
 	}
@@ -140,7 +155,7 @@ func (d *Daemon) rebalance(prevConns map[loadbalancer.ServiceKey]uint64) error {
 		for i, r := range s.Reals {
 			m[r.AddrPort()] = weights[i]
 		}
-		if err := d.dp.SetLeastConnWeights(s.Key, m); err != nil && !errors.Is(err, loadbalancer.ErrNotFound) {
+		if err := dp.SetLeastConnWeights(s.Key, m); err != nil && !errors.Is(err, loadbalancer.ErrNotFound) {
 			return err
 		}
 	}

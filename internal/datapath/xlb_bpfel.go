@@ -50,6 +50,17 @@ type xlbCtEntry struct {
 	Addr4    uint32
 }
 
+type xlbCtState uint32
+
+const (
+	xlbCtStateCT_SYN_SENT    xlbCtState = 0
+	xlbCtStateCT_ESTABLISHED xlbCtState = 1
+	xlbCtStateCT_FIN         xlbCtState = 2
+	xlbCtStateCT_CLOSE       xlbCtState = 3
+	xlbCtStateCT_UDP         xlbCtState = 4
+	xlbCtStateCT_STATE_MAX   xlbCtState = 5
+)
+
 type xlbFibCacheEntry struct {
 	_       structs.HostLayout
 	Ifindex uint32
@@ -139,6 +150,12 @@ type xlbXlbAddr struct {
 	W [4]uint32
 }
 
+type xlbXlbAddrFilterConsts uint32
+
+const (
+	xlbXlbAddrFilterConstsXLB_ADDR_FILTER_HASH_MULT xlbXlbAddrFilterConsts = 2654435761
+)
+
 type xlbXlbConfig struct {
 	_           structs.HostLayout
 	Timeouts    [5]uint32
@@ -192,6 +209,17 @@ const (
 	xlbXlbEventEVENT_MAX          xlbXlbEvent = 1
 )
 
+type xlbXlbSched uint32
+
+const (
+	xlbXlbSchedXLB_SCHED_RR  xlbXlbSched = 0
+	xlbXlbSchedXLB_SCHED_WRR xlbXlbSched = 1
+	xlbXlbSchedXLB_SCHED_MH  xlbXlbSched = 2
+	xlbXlbSchedXLB_SCHED_SH  xlbXlbSched = 3
+	xlbXlbSchedXLB_SCHED_LC  xlbXlbSched = 4
+	xlbXlbSchedXLB_SCHED_WLC xlbXlbSched = 5
+)
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -219,9 +247,12 @@ const (
 	xlbMapTxPorts          = "tx_ports"
 	xlbMapVerdictStats     = "verdict_stats"
 	xlbProgXlbXdp          = "xlb_xdp"
+	xlbVarAddrFilterType   = "addr_filter_type"
+	xlbVarCtStateType      = "ct_state_type"
 	xlbVarDropReasonType   = "drop_reason_type"
 	xlbVarEventType        = "event_type"
 	xlbVarNeighRequestType = "neigh_request_type"
+	xlbVarSchedType        = "sched_type"
 	xlbVarXlbCfg           = "xlb_cfg"
 )
 
@@ -302,9 +333,12 @@ type xlbMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
+	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
+	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
 	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
 	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
+	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
 }
 
@@ -383,9 +417,12 @@ func (m *xlbMaps) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
+	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
+	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
 	EventType        *ebpf.Variable `ebpf:"event_type"`
 	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
+	SchedType        *ebpf.Variable `ebpf:"sched_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
 }
 

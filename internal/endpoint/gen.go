@@ -2,5 +2,6 @@
 
 package endpoint
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" epServer ../../bpf/bench/ep_server.bpf.c
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" epClient ../../bpf/bench/ep_client.bpf.c
+// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
+//go:generate ../../scripts/bpf2go.sh epServer ../../bpf/bench/ep_server.bpf.c
+//go:generate ../../scripts/bpf2go.sh epClient ../../bpf/bench/ep_client.bpf.c

@@ -2,7 +2,8 @@
 
 package progbench
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" -type harness_cfg -type harness_flow harness ../../bpf/bench/harness.bpf.c
+// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
+//go:generate ../../scripts/bpf2go.sh -type harness_cfg -type harness_flow harness ../../bpf/bench/harness.bpf.c
 
 import (
 	"encoding/binary"

@@ -2,4 +2,5 @@
 
 package txmon
 
-//go:generate go tool bpf2go -tags linux -target bpfel -cc clang -cflags "-O2 -g -Wall -Werror -I/usr/include/x86_64-linux-gnu -I/usr/include/aarch64-linux-gnu" -type txmon_counter txmon ../../bpf/txmon.bpf.c -- -I../../bpf
+// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
+//go:generate ../../scripts/bpf2go.sh -type txmon_counter txmon ../../bpf/txmon.bpf.c -- -I../../bpf

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+)
+
+// The Go names below are written by hand (other packages use them); these
+// tests tie each one to the value bpf2go read from the compiled object, so
+// a constant changed or added on one side only fails here. Drop reasons
+// are checked in types_test.go.
+
+// cEnumValues returns the number of values of the named enum in the
+// object's BTF.
+func cEnumValues(t *testing.T, name string) int {
+	t.Helper()
+	spec, err := loadXlb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enum *btf.Enum
+	if err := spec.Types.TypeByName(name, &enum); err != nil {
+		t.Fatalf("enum %s in the object's BTF: %v", name, err)
+	}
+	return len(enum.Values)
+}
+
+func TestSchedulersMatchC(t *testing.T) {
+	tests := []struct {
+		name string
+		have loadbalancer.Scheduler
+		want xlbXlbSched
+	}{
+		{"RoundRobin", loadbalancer.RoundRobin, xlbXlbSchedXLB_SCHED_RR},
+		{"WeightedRoundRobin", loadbalancer.WeightedRoundRobin, xlbXlbSchedXLB_SCHED_WRR},
+		{"MaglevHash", loadbalancer.MaglevHash, xlbXlbSchedXLB_SCHED_MH},
+		{"SourceHash", loadbalancer.SourceHash, xlbXlbSchedXLB_SCHED_SH},
+		{"LeastConn", loadbalancer.LeastConn, xlbXlbSchedXLB_SCHED_LC},
+		{"WeightedLeastConn", loadbalancer.WeightedLeastConn, xlbXlbSchedXLB_SCHED_WLC},
+	}
+	named := 0
+	for s := 0; s < 256; s++ {
+		if loadbalancer.Scheduler(s).Valid() {
+			named++
+		}
+	}
+	if n := cEnumValues(t, "xlb_sched"); n != len(tests) || n != named {
+		t.Fatalf("enum xlb_sched has %d values; Go checks %d and names %d", n, len(tests), named)
+	}
+	for _, tc := range tests {
+		if uint32(tc.have) != uint32(tc.want) {
+			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
+		}
+	}
+}
+
+func TestConnStatesMatchC(t *testing.T) {
+	tests := []struct {
+		name string
+		have loadbalancer.ConnState
+		want xlbCtState
+	}{
+		{"StateSynSent", loadbalancer.StateSynSent, xlbCtStateCT_SYN_SENT},
+		{"StateEstablished", loadbalancer.StateEstablished, xlbCtStateCT_ESTABLISHED},
+		{"StateFin", loadbalancer.StateFin, xlbCtStateCT_FIN},
+		{"StateClose", loadbalancer.StateClose, xlbCtStateCT_CLOSE},
+		{"StateUDP", loadbalancer.StateUDP, xlbCtStateCT_UDP},
+	}
+	if int(xlbCtStateCT_STATE_MAX) != len(tests) {
+		t.Fatalf("C has %d connection states, Go checks %d", xlbCtStateCT_STATE_MAX, len(tests))
+	}
+	for _, tc := range tests {
+		if uint32(tc.have) != uint32(tc.want) {
+			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
+		}
+		if s := tc.have.String(); s == loadbalancer.ConnState(xlbCtStateCT_STATE_MAX).String() {
+			t.Errorf("%s has no name (%s)", tc.name, s)
+		}
+	}
+}
+
+// TestLimitsMatchC checks the sizes and the address-filter hash Go shares
+// with the data path.
+func TestLimitsMatchC(t *testing.T) {
+	spec, err := loadXlb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter, ok := spec.Maps[xlbMapLocalAddrFilter]
+	if !ok {
+		t.Fatalf("no map %s in the object", xlbMapLocalAddrFilter)
+	}
+	for _, tc := range []struct {
+		name string
+		have uint64
+		want uint64
+	}{
+		{"MaxServiceLocalIPs (XLB_MAX_SVC_LADDRS)", loadbalancer.MaxServiceLocalIPs, uint64(len(xlbService{}.LaddrIds))},
+		{"addrFilterWords (XLB_ADDR_FILTER_WORDS)", addrFilterWords, uint64(filter.MaxEntries)},
+		{"addrFilterMult (XLB_ADDR_FILTER_MULT)", addrFilterMult, uint64(xlbXlbAddrFilterConstsXLB_ADDR_FILTER_HASH_MULT)},
+	} {
+		if tc.have != tc.want {
+			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
+		}
+	}
+}
