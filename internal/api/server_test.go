@@ -155,6 +155,9 @@ func TestApply(t *testing.T) {
 		{"unknown key", baseConfig + "colour: red\n", `unknown key "colour" at the top level`},
 		{"bad address", strings.Replace(baseConfig, "198.51.100.1", "198.51.100.300", 1), `services[0].reals[0].address: "198.51.100.300" is not an IP address`},
 		{"empty", "", "empty"},
+		// the daemon's own rule, through the same apply (internal/apply)
+		{"interfaces", strings.Replace(baseConfig, "interfaces: [eth0]", "interfaces: [eth0, eth1]", 1),
+			"changing the attached interfaces needs a daemon restart"},
 	} {
 		_, err := c.Apply(ctx, []byte(tc.yaml))
 		var se *api.StatusError

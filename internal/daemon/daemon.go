@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/apply"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/health"
@@ -155,14 +156,14 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	// Pinned maps from a previous run hold its services: start from what
 	// is there, so unchanged services and reals keep their ids (and
 	// connections) and only the difference is applied.
-	found, err := observed(dp)
+	found, err := apply.Observed(dp)
 	if err != nil {
 		return fmt.Errorf("read the pinned data path: %w", err)
 	}
 	if n := len(found.Services); n > 0 {
 		d.log.Info("pinned maps hold a previous run's services; applying the difference", "services", n)
 	}
-	changes, err := transition(dp, found, want)
+	changes, err := apply.Transition(dp, found, want)
 	if err != nil {
 		return err
 	}
@@ -272,15 +273,7 @@ func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, er
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
 func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
-	want, err := cfg.Desired()
-	if err != nil {
-		return config.Changes{}, err
-	}
-	if !sameStrings(want.Interfaces, d.cur.Interfaces) || want.Mode != d.cur.Mode {
-		return config.Changes{}, &config.ValidationError{Problems: []string{
-			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
-	}
-	changes, err := transition(d.dp, d.cur, want)
+	want, changes, err := apply.Config(d.dp, d.cur, cfg)
 	if err != nil {
 		return changes, err
 	}
@@ -294,18 +287,6 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		d.log.Info("configuration applied", "changes", changes.String())
 	}
 	return changes, nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Conns implements api.Backend.

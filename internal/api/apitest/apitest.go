@@ -16,15 +16,18 @@ import (
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/apply"
+	"github.com/xlb-dev/xlb/internal/apply/applytest"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// Backend is a daemon without a data path: it validates configurations
-// and keeps them as the daemon does. Every real has one active and no
-// inactive connection; Conns lists ConnEntries.
+// Backend is a daemon over an in-memory data path: it applies
+// configurations with the daemon's own rules (internal/apply). Every real
+// has one active and no inactive connection; Conns lists ConnEntries.
 type Backend struct {
 	mu      sync.Mutex
+	dp      applytest.DataPath
 	cfg     *config.Config
 	cur     *config.Desired
 	applies int
@@ -41,7 +44,12 @@ func NewBackend(yaml string) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: &config.Config{}, cur: &config.Desired{}}
+	// as a starting daemon: the file's interfaces are the ones attached
+	want, err := cfg.Desired()
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{cfg: &config.Config{}, cur: &config.Desired{Interfaces: want.Interfaces, Mode: want.Mode}}
 	if _, err := b.Apply(cfg); err != nil {
 		return nil, err
 	}
@@ -82,11 +90,10 @@ func (b *Backend) Update(edit func(*config.Config) error) (config.Changes, error
 }
 
 func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
-	want, err := cfg.Desired()
+	want, changes, err := apply.Config(&b.dp, b.cur, cfg)
 	if err != nil {
-		return config.Changes{}, err
+		return changes, err
 	}
-	changes := config.Diff(b.cur, want)
 	b.cfg, b.cur = cfg.Clone(), want
 	b.applies++
 	return changes, nil
