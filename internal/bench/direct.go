@@ -46,26 +46,26 @@ func (e *Env) UseTCP() error {
 		}
 	}
 	for _, ifname := range t.LBInterfaces()[1:] {
-		if _, err := e.run(t.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
+		if _, err := e.RunIn(t.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
 			return err
 		}
 	}
-	if err := ipIn(t.Client(), "link", "add", DirectClientIf, "type", "veth", "peer", "name", DirectRealIf, "netns", t.Real(1)); err != nil {
+	if err := IPIn(t.Client(), "link", "add", DirectClientIf, "type", "veth", "peer", "name", DirectRealIf, "netns", t.Real(1)); err != nil {
 		return fmt.Errorf("direct link: %w", err)
 	}
 	for _, end := range []struct {
 		ns, ifname string
 		addr       netip.Addr
 	}{{t.Client(), DirectClientIf, e.DirectClientAddr()}, {t.Real(1), DirectRealIf, e.DirectRealAddr()}} {
-		if err := ipIn(end.ns, "addr", "add", end.addr.String()+"/24", "dev", end.ifname); err != nil {
+		if err := IPIn(end.ns, "addr", "add", end.addr.String()+"/24", "dev", end.ifname); err != nil {
 			return err
 		}
-		if err := ipIn(end.ns, "link", "set", end.ifname, "up"); err != nil {
+		if err := IPIn(end.ns, "link", "set", end.ifname, "up"); err != nil {
 			return err
 		}
 		// as on every lab link: complete checksums, and frames sent
 		// with XDP_TX by the other end are received
-		if _, err := e.run(end.ns, "ethtool", "-K", end.ifname, "tx", "off", "gro", "on"); err != nil {
+		if _, err := e.RunIn(end.ns, "ethtool", "-K", end.ifname, "tx", "off", "gro", "on"); err != nil {
 			return err
 		}
 	}
@@ -86,7 +86,7 @@ func (directDUT) Version(*Env) string {
 }
 func (directDUT) Target(e *Env, _, _ bool) netip.Addr { return e.DirectRealAddr() }
 func (directDUT) Alive(_ context.Context, e *Env) error {
-	out, err := e.run(e.Topo.Client(), "ip", "-br", "link", "show", DirectClientIf)
+	out, err := e.RunIn(e.Topo.Client(), "ip", "-br", "link", "show", DirectClientIf)
 	if err == nil && !strings.Contains(out, "UP") {
 		err = fmt.Errorf("direct link %s is down: %s", DirectClientIf, strings.TrimSpace(out))
 	}
