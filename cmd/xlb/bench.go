@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/xlb-dev/xlb/internal/bench"
+	benchrun "github.com/xlb-dev/xlb/internal/bench/run"
+	"github.com/xlb-dev/xlb/internal/bench/traffic"
 )
 
 func newBenchCmd(g *globalFlags) *cobra.Command {
@@ -24,7 +26,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench SCENARIO",
-		Short: "Measure xlb and the baselines side by side in a lab: " + strings.Join(bench.Scenarios, ", "),
+		Short: "Measure xlb and the baselines side by side in a lab: " + strings.Join(benchrun.Scenarios, ", "),
 		Long: `Builds a lab (client, lb, reals), and for each DUT in turn sets it up in
 the lb namespace, runs the scenario's trials with the XDP generator in the
 client and XDP sinks on the reals, and tears it down. Results go to a
@@ -52,13 +54,13 @@ nft, haproxy, direct):
   http         wrk against nginx`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(bench.Scenarios, ", "))}
+				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(benchrun.Scenarios, ", "))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scenario := args[0]
-			o.L4 = bench.L4(l4)
+			o.L4 = traffic.L4(l4)
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("find the xlb binary: %w", err)
@@ -70,8 +72,8 @@ nft, haproxy, direct):
 			if out == "" {
 				out = filepath.Join("results", fmt.Sprintf("%s-%s", scenario, time.Now().Format("20060102-150405")))
 			}
-			res, err := bench.Run(cmd.Context(), scenario, o)
-			var oe *bench.OptionError
+			res, err := benchrun.Run(cmd.Context(), scenario, o)
+			var oe *benchrun.OptionError
 			if errors.As(err, &oe) {
 				return usageError{err}
 			}

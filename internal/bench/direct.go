@@ -48,7 +48,7 @@ func (e *Env) UseTCP() error {
 		}
 	}
 	for _, ifname := range t.LBInterfaces()[1:] {
-		if _, err := e.run(t.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
+		if _, err := e.RunIn(t.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
 			return err
 		}
 	}
@@ -67,7 +67,7 @@ func (e *Env) UseTCP() error {
 		}
 		// as on every lab link: complete checksums, and frames sent
 		// with XDP_TX by the other end are received
-		if _, err := e.run(end.ns, "ethtool", "-K", end.ifname, "tx", "off", "gro", "on"); err != nil {
+		if _, err := e.RunIn(end.ns, "ethtool", "-K", end.ifname, "tx", "off", "gro", "on"); err != nil {
 			return err
 		}
 	}
@@ -88,7 +88,7 @@ func (directDUT) Version(*Env) string {
 }
 func (directDUT) Target(e *Env, _, _ bool) netip.Addr { return e.DirectRealAddr() }
 func (directDUT) Alive(_ context.Context, e *Env) error {
-	out, err := e.run(e.Topo.Client(), "ip", "-br", "link", "show", DirectClientIf)
+	out, err := e.RunIn(e.Topo.Client(), "ip", "-br", "link", "show", DirectClientIf)
 	if err == nil && !strings.Contains(out, "UP") {
 		err = fmt.Errorf("direct link %s is down: %s", DirectClientIf, strings.TrimSpace(out))
 	}

@@ -5,16 +5,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
 
-	"github.com/cilium/ebpf/link"
-
 	"github.com/xlb-dev/xlb/internal/lab"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
-	"github.com/xlb-dev/xlb/internal/netns"
 )
 
 // BenchPort is the destination port of the generated frames (and of
@@ -42,31 +38,37 @@ type DUT interface {
 	Teardown(e *Env) error
 }
 
-// synOpener is a DUT that may tell how it treats TCP segments of no
+// SYNOpener is a DUT that may tell how it treats TCP segments of no
 // known connection.
-type synOpener interface {
+type SYNOpener interface {
 	// OpensOnSYNOnly tells a DUT that forwards a TCP segment of no
 	// known connection only if it is a SYN (IPVS's default, xlb's):
 	// ACK trials open their flows with SYNs first.
 	OpensOnSYNOnly() bool
 }
 
-// dropCounter is a DUT that counts its own drops by reason; trials
+// DropCounter is a DUT that counts its own drops by reason; trials
 // record what it dropped, to say where the loss happened.
-type dropCounter interface {
+type DropCounter interface {
+	// Drops reads the DUT's drop counters, by reason.
 	Drops(ctx context.Context) (map[string]uint64, error)
 }
 
 // DUTNames are the DUTs --dut accepts, in their default order.
 var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
 
-// NewDUT returns the DUT called name.
+// ConnDUTNames are the DUTs the connection scenarios take.
+var ConnDUTNames = []string{"xlb", "nft", "haproxy", "direct"}
+
+// NewDUT returns the DUT called name among those of the lab itself,
+// which frame and connection scenarios share: xlb, kernel, nft, sink and
+// direct. The bare XDP forwarder (frames.NewFwdDUT) and haproxy
+// (apps.NewHAProxyDUT) live with their scenarios; run.NewDUT knows
+// every DUT.
 func NewDUT(name string) (DUT, error) {
 	switch name {
 	case "xlb":
 		return &xlbDUT{}, nil
-	case "xdp-fwd":
-		return &fwdDUT{}, nil
 	case "kernel":
 		return kernelDUT{}, nil
 	case "nft":
@@ -75,15 +77,13 @@ func NewDUT(name string) (DUT, error) {
 		return sinkDUT{}, nil
 	case "direct":
 		return directDUT{}, nil
-	case "haproxy":
-		return &haproxyDUT{}, nil
 	}
 	return nil, fmt.Errorf("DUT %q: want one of %s, sink, direct or haproxy", name, strings.Join(DUTNames, ", "))
 }
 
-// realTarget is the forwarders' target: the first real, or the block
+// RealTarget is the forwarders' target: the first real, or the block
 // routed to it when destinations vary.
-func realTarget(e *Env, v6, varyDst bool) netip.Addr {
+func RealTarget(e *Env, v6, varyDst bool) netip.Addr {
 	if varyDst {
 		return routedTarget(e, v6)
 	}
@@ -93,7 +93,8 @@ func realTarget(e *Env, v6, varyDst bool) netip.Addr {
 	return e.Topo.RealAddr(1)
 }
 
-func vipTarget(e *Env, v6, _ bool) netip.Addr {
+// VIPTarget is the balancers' target: the VIP of the family.
+func VIPTarget(e *Env, v6, _ bool) netip.Addr {
 	if v6 {
 		return e.Topo.VIP6()
 	}
@@ -107,14 +108,14 @@ type xlbDUT struct{ d *lab.Daemon }
 func (*xlbDUT) Name() string                               { return "xlb" }
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
-func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return vipTarget(e, v6, varyDst) }
-func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + xlbVersion(e.Self) }
+func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
+func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + XLBVersion(e.Self) }
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	_, err := x.d.Client().Version(ctx)
 	return err
 }
 
-// Drops implements dropCounter with xlb's drop counters.
+// Drops implements DropCounter with xlb's drop counters.
 func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
 	st, err := x.d.Client().Stats(ctx)
 	return st.Drops, err
@@ -177,72 +178,19 @@ func (x *xlbDUT) Teardown(e *Env) error {
 	return err
 }
 
-// fwdDUT is the bare XDP forwarder on the balancer's client interface.
-type fwdDUT struct {
-	objs fwdObjects
-	l    link.Link
-}
-
-func (*fwdDUT) Name() string                               { return "xdp-fwd" }
-func (*fwdDUT) Balances() bool                             { return false }
-func (*fwdDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
-func (*fwdDUT) Version(*Env) string                        { return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)" }
-
-func (f *fwdDUT) Alive(context.Context, *Env) error {
-	if f.l == nil {
-		return fmt.Errorf("xdp-fwd: not attached")
-	}
-	_, err := f.l.Info()
-	return err
-}
-
-func (f *fwdDUT) Setup(_ context.Context, e *Env) error {
-	if err := loadFwdObjects(&f.objs, nil); err != nil {
-		return fmt.Errorf("load xdp-fwd: %w", err)
-	}
-	return netns.Run(e.Topo.LB(), func() error {
-		for _, name := range e.Topo.LBInterfaces() {
-			ifc, err := net.InterfaceByName(name)
-			if err != nil {
-				return err
-			}
-			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
-				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
-			}
-		}
-		ifc, err := net.InterfaceByName("l0")
-		if err != nil {
-			return err
-		}
-		f.l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
-		if err != nil {
-			return fmt.Errorf("attach xdp-fwd: %w", err)
-		}
-		return nil
-	})
-}
-
-func (f *fwdDUT) Teardown(*Env) error {
-	if f.l != nil {
-		_ = f.l.Close()
-		f.l = nil
-	}
-	return f.objs.Close()
-}
-
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
 type kernelDUT struct{}
 
 func (kernelDUT) Name() string                               { return "kernel" }
 func (kernelDUT) Balances() bool                             { return false }
-func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
+func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
 func (kernelDUT) Setup(context.Context, *Env) error          { return nil }
 func (kernelDUT) Teardown(*Env) error                        { return nil }
 func (kernelDUT) Version(*Env) string                        { return "Linux " + kernelRelease() }
 func (kernelDUT) Alive(_ context.Context, e *Env) error      { return forwarding(e) }
 
 func forwarding(e *Env) error {
-	out, err := e.run(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
+	out, err := e.RunIn(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
 	if err != nil || strings.TrimSpace(out) != "1" {
 		return fmt.Errorf("IP forwarding is off in %s (%v)", e.Topo.LB(), err)
 	}
@@ -259,10 +207,10 @@ const nftTable = "xlbbench"
 
 func (nftDUT) Name() string                               { return "nft" }
 func (nftDUT) Balances() bool                             { return true }
-func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return vipTarget(e, v6, varyDst) }
+func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
 
 func (nftDUT) Version(e *Env) string {
-	out, err := e.run(e.Topo.LB(), "nft", "--version")
+	out, err := e.RunIn(e.Topo.LB(), "nft", "--version")
 	if err != nil {
 		return "nft ?"
 	}
@@ -294,14 +242,14 @@ func (n *nftDUT) Setup(_ context.Context, e *Env) error {
 		return err
 	}
 	f.Close()
-	if _, err = e.run(t.LB(), "nft", "-f", f.Name()); err != nil {
+	if _, err = e.RunIn(t.LB(), "nft", "-f", f.Name()); err != nil {
 		return err
 	}
 	return n.tuneConntrack(e)
 }
 
 func (nftDUT) Alive(_ context.Context, e *Env) error {
-	if _, err := e.run(e.Topo.LB(), "nft", "list", "table", "ip", nftTable); err != nil {
+	if _, err := e.RunIn(e.Topo.LB(), "nft", "list", "table", "ip", nftTable); err != nil {
 		return err
 	}
 	return forwarding(e)
@@ -309,10 +257,10 @@ func (nftDUT) Alive(_ context.Context, e *Env) error {
 
 func (n *nftDUT) Teardown(e *Env) error {
 	n.restoreConntrack()
-	_, err1 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
-	_, err2 := e.run(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
+	_, err1 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
+	_, err2 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
 	// and forget the flows, so the next DUT starts clean
-	_, _ = e.run(e.Topo.LB(), "conntrack", "-F")
+	_, _ = e.RunIn(e.Topo.LB(), "conntrack", "-F")
 	if err1 != nil {
 		return err1
 	}
@@ -326,7 +274,7 @@ type sinkDUT struct{}
 
 func (sinkDUT) Name() string                               { return "sink" }
 func (sinkDUT) Balances() bool                             { return false }
-func (sinkDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return realTarget(e, v6, varyDst) }
+func (sinkDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
 func (sinkDUT) Version(*Env) string {
 	return "bpf/bench/sink.bpf.c on the balancer's l0: the generator's ceiling"
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/xlb-dev/xlb/internal/bench/traffic"
 	"github.com/xlb-dev/xlb/internal/lab"
 	"github.com/xlb-dev/xlb/internal/netns"
 )
@@ -17,8 +18,8 @@ import (
 type Env struct {
 	Topo lab.Topology
 	Self string // the xlb binary
-	Gen  *Generator
-	Sink *Sink
+	Gen  *traffic.Generator
+	Sink *traffic.Sink
 
 	clientMAC, lbMAC net.HardwareAddr
 	tcp              bool // UseTCP has run
@@ -37,17 +38,17 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 			e.Close()
 		}
 	}()
-	if e.Gen, err = NewGenerator(); err != nil {
+	if e.Gen, err = traffic.NewGenerator(); err != nil {
 		return nil, err
 	}
-	if e.Sink, err = NewSink(); err != nil {
+	if e.Sink, err = traffic.NewSink(); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= topo.Reals; i++ {
 		if err := e.Sink.Attach(topo.Real(i), "r0"); err != nil {
 			return nil, err
 		}
-		mac, err := macOf(topo.Real(i), "r0")
+		mac, err := MACOf(topo.Real(i), "r0")
 		if err != nil {
 			return nil, err
 		}
@@ -71,14 +72,20 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 	if out, err := topo.Exec(topo.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("ethtool -K l0 gro on: %w: %s", err, out)
 	}
-	if e.clientMAC, err = macOf(topo.Client(), "c0"); err != nil {
+	if e.clientMAC, err = MACOf(topo.Client(), "c0"); err != nil {
 		return nil, err
 	}
-	if e.lbMAC, err = macOf(topo.LB(), "l0"); err != nil {
+	if e.lbMAC, err = MACOf(topo.LB(), "l0"); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
+
+// ClientMAC is the MAC address of the client's interface to the balancer.
+func (e *Env) ClientMAC() net.HardwareAddr { return e.clientMAC }
+
+// LBMAC is the MAC address of the balancer's interface to the client.
+func (e *Env) LBMAC() net.HardwareAddr { return e.lbMAC }
 
 // SetMTU sets the MTU of every lab link, for frames above 1518 bytes.
 func (e *Env) SetMTU(mtu int) error {
@@ -92,17 +99,17 @@ func (e *Env) SetMTU(mtu int) error {
 	}
 	for _, l := range links {
 		if err := netns.IPIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
-			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+FCS, err)
+			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+traffic.FCS, err)
 		}
 	}
 	return nil
 }
 
-// ringDrops returns the frames veth could not queue for XDP: into the
+// RingDrops returns the frames veth could not queue for XDP: into the
 // DUT (the client's sends the balancer's ring had no room for) and out
 // of it (the balancer's redirects the reals' rings had no room for).
 // They tell the lab's own loss from the DUT's.
-func (e *Env) ringDrops() (into, outOf uint64, err error) {
+func (e *Env) RingDrops() (into, outOf uint64, err error) {
 	t := e.Topo
 	if into, err = e.xmitErrors(t.Client(), "c0"); err != nil {
 		return 0, 0, err
@@ -119,7 +126,7 @@ func (e *Env) ringDrops() (into, outOf uint64, err error) {
 
 // xmitErrors sums a veth's XDP transmit errors (ethtool -S).
 func (e *Env) xmitErrors(ns, ifname string) (uint64, error) {
-	out, err := e.run(ns, "ethtool", "-S", ifname)
+	out, err := e.RunIn(ns, "ethtool", "-S", ifname)
 	if err != nil {
 		return 0, err
 	}
@@ -171,16 +178,17 @@ func (e *Env) Close() error {
 
 // Frame returns a frame from the client to dst:port, addressed to the
 // balancer's MAC.
-func (e *Env) Frame(size int, l4 L4, dst netip.Addr, port uint16) Frame {
+func (e *Env) Frame(size int, l4 traffic.L4, dst netip.Addr, port uint16) traffic.Frame {
 	src := e.Topo.ClientAddr()
 	if dst.Is6() {
 		src = e.Topo.ClientAddr6()
 	}
-	return Frame{Size: size, L4: l4, SrcMAC: e.clientMAC, DstMAC: e.lbMAC,
+	return traffic.Frame{Size: size, L4: l4, SrcMAC: e.clientMAC, DstMAC: e.lbMAC,
 		Src: netip.AddrPortFrom(src, 1024), Dst: netip.AddrPortFrom(dst, port)}
 }
 
-func macOf(ns, ifname string) (net.HardwareAddr, error) {
+// MACOf returns the MAC address of interface ifname in namespace ns.
+func MACOf(ns, ifname string) (net.HardwareAddr, error) {
 	var mac net.HardwareAddr
 	err := netns.Run(ns, func() error {
 		ifc, err := net.InterfaceByName(ifname)
@@ -195,8 +203,8 @@ func macOf(ns, ifname string) (net.HardwareAddr, error) {
 	return mac, nil
 }
 
-// run runs a command in namespace ns and returns its output.
-func (e *Env) run(ns string, name string, args ...string) (string, error) {
+// RunIn runs a command in namespace ns and returns its output.
+func (e *Env) RunIn(ns string, name string, args ...string) (string, error) {
 	out, err := e.Topo.Exec(ns, name, args...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s %s in %s: %w: %s", name, strings.Join(args, " "), ns, err, strings.TrimSpace(string(out)))

@@ -31,7 +31,7 @@ var nftConntrackLimits = map[string]uint64{
 // raises the host's limits where they are lower.
 func (n *nftDUT) tuneConntrack(e *Env) error {
 	for _, s := range nftConntrackTimeouts {
-		if _, err := e.run(e.Topo.LB(), "sysctl", "-qw", s); err != nil {
+		if _, err := e.RunIn(e.Topo.LB(), "sysctl", "-qw", s); err != nil {
 			return err
 		}
 	}

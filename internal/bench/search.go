@@ -23,44 +23,40 @@ type SearchResult struct {
 	LossAtMaxPct float64 `json:"loss_at_max_pct"`
 }
 
-// searchTrial is what a search reads of a trial: frames (Trial) or
-// connections (ConnTrial, whose errors are its loss).
-type searchTrial interface {
-	valid() bool      // the trial offered what it was asked
-	lossPct() float64 // what it lost
-	offered() float64 // the rate it offered
+// SearchTrial is what a search reads of a trial: frames (frames.Trial)
+// or connections (conns.ConnTrial, whose errors are its loss).
+type SearchTrial interface {
+	SearchValid() bool      // the trial offered what it was asked
+	SearchLossPct() float64 // what it lost
+	SearchOffered() float64 // the rate it offered
 }
-
-func (t Trial) valid() bool      { return t.Valid }
-func (t Trial) lossPct() float64 { return t.LossPct }
-func (t Trial) offered() float64 { return t.TxPPS }
 
 // passes says whether a trial meets the tolerance. An invalid trial
 // (the generator could not offer the rate) does not pass.
-func passes[T searchTrial](p SearchParams, t T) bool {
-	return t.valid() && t.lossPct() <= p.LossTolerancePct
+func passes[T SearchTrial](p SearchParams, t T) bool {
+	return t.SearchValid() && t.SearchLossPct() <= p.LossTolerancePct
 }
 
 // Search finds the highest rate whose loss is within the tolerance:
 // first a trial as fast as the generator goes, then halving the interval
 // between the best passing and the lowest failing rate, then a final
 // verification trial at the rate found. Every trial goes to record.
-func Search[T searchTrial](ctx context.Context, p SearchParams, trial func(rate float64) (T, error)) (SearchResult, error) {
+func Search[T SearchTrial](ctx context.Context, p SearchParams, trial func(rate float64) (T, error)) (SearchResult, error) {
 	var res SearchResult
 	top, err := trial(0)
 	if err != nil {
 		return res, err
 	}
-	res.MaxPPS, res.LossAtMaxPct = top.offered(), top.lossPct()
-	if !top.valid() || top.offered() == 0 {
+	res.MaxPPS, res.LossAtMaxPct = top.SearchOffered(), top.SearchLossPct()
+	if !top.SearchValid() || top.SearchOffered() == 0 {
 		return res, nil
 	}
 	if passes(p, top) {
-		res.RatePPS, res.Verified = top.offered(), true
+		res.RatePPS, res.Verified = top.SearchOffered(), true
 		return res, nil
 	}
-	lo, hi := 0.0, top.offered()
-	for res.Iterations < p.MaxIterations && hi-lo > p.Precision*top.offered() && ctx.Err() == nil {
+	lo, hi := 0.0, top.SearchOffered()
+	for res.Iterations < p.MaxIterations && hi-lo > p.Precision*top.SearchOffered() && ctx.Err() == nil {
 		mid := (lo + hi) / 2
 		t, err := trial(mid)
 		if err != nil {

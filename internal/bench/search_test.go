@@ -8,16 +8,23 @@ import (
 	"testing"
 )
 
+// fakeResult is a valid trial as a search reads it.
+type fakeResult struct{ txPPS, lossPct float64 }
+
+func (fakeResult) SearchValid() bool        { return true }
+func (f fakeResult) SearchLossPct() float64 { return f.lossPct }
+func (f fakeResult) SearchOffered() float64 { return f.txPPS }
+
 // fakeDUT loses what exceeds capacity; the generator reaches at most top.
-func fakeTrial(capacity, top float64, rates *[]float64) func(float64) (Trial, error) {
-	return func(rate float64) (Trial, error) {
+func fakeTrial(capacity, top float64, rates *[]float64) func(float64) (fakeResult, error) {
+	return func(rate float64) (fakeResult, error) {
 		*rates = append(*rates, rate)
 		if rate == 0 || rate > top {
 			rate = top
 		}
 		sent := rate
 		recv := math.Min(sent, capacity)
-		return Trial{Valid: true, TxPPS: sent, RxPPS: recv, LossPct: 100 * (sent - recv) / sent}, nil
+		return fakeResult{txPPS: sent, lossPct: 100 * (sent - recv) / sent}, nil
 	}
 }
 

@@ -51,7 +51,9 @@ func kernelRelease() string {
 	return string(b)
 }
 
-func xlbVersion(self string) string {
+// XLBVersion asks the xlb binary self for its version ("?" if it cannot
+// tell).
+func XLBVersion(self string) string {
 	out, err := exec.Command(self, "version").Output()
 	if err != nil {
 		return "?"

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// LineRates are the reference line rates of the frame-size tables, in
+// Gbit/s.
+var LineRates = []float64{10, 25, 40, 100}
+
+// LineRatePPS is the theoretical frame rate of a link: each frame also
+// occupies 20 bytes of preamble and inter-frame gap.
+func LineRatePPS(gbps float64, size int) float64 {
+	return gbps * 1e9 / float64((size+20)*8)
+}
+
+func mpps(v float64) string { return fmt.Sprintf("%.3f", v/1e6) }
+
+// ratio is a / b as "1.23x", or "-".
+func ratio(a, b float64) string {
+	if a <= 0 || b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// find returns the first valid trial matching.
+func (r *Report) find(match func(Trial) bool) (Trial, bool) {
+	for _, t := range r.Trials {
+		if t.Valid && match(t) {
+			return t, true
+		}
+	}
+	return Trial{}, false
+}
+
+func (r *Report) searchOf(dut, kind string, size, flows int, vary string) (SearchRecord, bool) {
+	for _, s := range r.Searches {
+		if s.DUT == dut && s.Kind == kind && s.Size == size && s.Flows == flows && s.Vary == vary {
+			return s, true
+		}
+	}
+	return SearchRecord{}, false
+}
+
+// WriteTables writes the frame scenario's reference tables.
+func (r *Report) WriteTables(w io.Writer) {
+	switch r.Scenario {
+	case "pps":
+		r.ppsTable(w)
+	case "frame-sizes":
+		r.frameSizeTables(w)
+	case "rfc2544":
+		r.rfc2544Table(w)
+	case "multiflow":
+		r.multiflowTables(w)
+	}
+}
+
+// WriteLoss lists where the loss of the maximum-rate and fixed-rate
+// trials happened, and the invalid trials with why.
+func (r *Report) WriteLoss(w io.Writer) {
+	var lossy []string
+	for _, t := range r.Trials {
+		if t.Valid && t.Lost > 0 && (t.Role == "max" || t.Role == "fixed") {
+			lossy = append(lossy, fmt.Sprintf("- %s %s %d B %d flows: %d lost = %d no room in the DUT's receive ring + %d no room in a real's ring + %d in the DUT%s",
+				t.DUT, t.Role, t.Size, t.Flows, t.Lost, t.RingDropsIn, t.RingDropsOut, t.Lost-min(t.Lost, t.RingDropsIn+t.RingDropsOut), dropNote(t.DUTDrops)))
+		}
+	}
+	if len(lossy) > 0 {
+		fmt.Fprintf(w, "\nWhere the loss happened:\n%s\n", strings.Join(lossy, "\n"))
+	}
+	var invalid []string
+	for _, t := range r.Trials {
+		if !t.Valid {
+			invalid = append(invalid, fmt.Sprintf("- %s %s %d B %d flows at %s Mpps: %s", t.DUT, t.Role, t.Size, t.Flows, mpps(t.AskedPPS), t.Invalid))
+		}
+	}
+	if len(invalid) > 0 {
+		fmt.Fprintf(w, "\nInvalid trials (no figures taken from them):\n%s\n", strings.Join(invalid, "\n"))
+	}
+}
+
+// ppsTable is the DPVS UDP PPS table: forwarding rate per DUT and flow count.
+func (r *Report) ppsTable(w io.Writer) {
+	fmt.Fprintln(w, "## UDP PPS, 64-byte frames, as fast as the generator goes")
+	fmt.Fprintln(w, "\n| DUT | flows | Tx Mpps | Rx Mpps | loss % | vs xdp-fwd | vs nft |\n|---|---:|---:|---:|---:|---:|---:|")
+	for _, flows := range r.Options.Flows {
+		ref := map[string]float64{}
+		for _, d := range []string{"xdp-fwd", "nft"} {
+			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows }); ok {
+				ref[d] = t.RxPPS
+			}
+		}
+		for _, d := range r.Options.DUTs {
+			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows })
+			if !ok {
+				fmt.Fprintf(w, "| %s | %d | invalid | | | | |\n", d, flows)
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %.3f | %s | %s |\n", d, flows, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct,
+				ratio(t.RxPPS, ref["xdp-fwd"]), ratio(t.RxPPS, ref["nft"]))
+		}
+	}
+}
+
+// frameSizeTables are the DPVS v0.4 loss and throughput tables.
+func (r *Report) frameSizeTables(w io.Writer) {
+	fmt.Fprintf(w, "## Loss at a fixed offered rate (%s Mpps)\n\n", mpps(r.Options.FixedRate))
+	fmt.Fprintln(w, "| frame B | DUT | offered Mpps | Rx Mpps | loss % |\n|---:|---|---:|---:|---:|")
+	for _, size := range r.Options.Sizes {
+		for _, d := range r.Options.DUTs {
+			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == size && t.Role == "fixed" }); ok {
+				fmt.Fprintf(w, "| %d | %s | %s | %s | %.3f |\n", size, d, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct)
+			} else {
+				fmt.Fprintf(w, "| %d | %s | invalid | | |\n", size, d)
+			}
+		}
+	}
+	fmt.Fprintln(w, "\n## Throughput as fast as the generator goes, with theoretical line rates")
+	head := "| frame B | DUT | Rx Mpps | Rx Gbps | loss % |"
+	sep := "|---:|---|---:|---:|---:|"
+	for _, g := range LineRates {
+		head += fmt.Sprintf(" %gG line Mpps |", g)
+		sep += "---:|"
+	}
+	fmt.Fprintf(w, "\n%s\n%s\n", head, sep)
+	for _, size := range r.Options.Sizes {
+		for _, d := range r.Options.DUTs {
+			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == size && t.Role == "max" })
+			if !ok {
+				fmt.Fprintf(w, "| %d | %s | invalid | | |%s\n", size, d, strings.Repeat(" |", len(LineRates)))
+				continue
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.3f |", size, d, mpps(t.RxPPS), t.RxMbps/1e3, t.LossPct)
+			for _, g := range LineRates {
+				fmt.Fprintf(w, " %s |", mpps(LineRatePPS(g, size)))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// rfc2544Table is the NDR/PDR table of TRex and VSPERF.
+func (r *Report) rfc2544Table(w io.Writer) {
+	fmt.Fprintf(w, "## RFC 2544: NDR (no loss) and PDR (loss <= %g%%)\n\n", r.Options.LossTolerance)
+	fmt.Fprintln(w, "| DUT | frame B | NDR Mpps | NDR Gbps | PDR Mpps | max Mpps | loss at max % | NDR vs xdp-fwd | trials | verified |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	for _, d := range r.Options.DUTs {
+		for _, size := range r.Options.Sizes {
+			ndr, ok1 := r.searchOf(d, "ndr", size, 1, "")
+			pdr, ok2 := r.searchOf(d, "pdr", size, 1, "")
+			if !ok1 || !ok2 {
+				continue
+			}
+			fwd, _ := r.searchOf("xdp-fwd", "ndr", size, 1, "")
+			fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %s | %.3f | %s | %d+%d | %v |\n", d, size, mpps(ndr.RatePPS),
+				ndr.RatePPS*float64(size)*8/1e9, mpps(pdr.RatePPS), mpps(ndr.MaxPPS), ndr.LossAtMaxPct,
+				ratio(ndr.RatePPS, fwd.RatePPS), ndr.Iterations, pdr.Iterations, ndr.Verified && pdr.Verified)
+		}
+	}
+}
+
+// multiflowTables are VSPERF's multi-flow matrix: NDR per variation and
+// flow count.
+func (r *Report) multiflowTables(w io.Writer) {
+	for _, size := range r.Options.Sizes {
+		for _, d := range r.Options.DUTs {
+			fmt.Fprintf(w, "## %s, %d-byte frames: NDR Mpps by flow variation and flow count\n\n", d, size)
+			head, sep := "| variation |", "|---|"
+			for _, f := range r.Options.Flows {
+				head += fmt.Sprintf(" %s |", flowLabel(f))
+				sep += "---:|"
+			}
+			fmt.Fprintf(w, "%s\n%s\n", head, sep)
+			for _, v := range r.Options.Variations {
+				fmt.Fprintf(w, "| %s |", v)
+				for _, f := range r.Options.Flows {
+					if s, ok := r.searchOf(d, "ndr", size, f, v); ok {
+						fmt.Fprintf(w, " %s |", mpps(s.RatePPS))
+					} else if slices.ContainsFunc(r.Skipped, func(k Skip) bool { return k.DUT == d && k.Size == size && k.Vary == v && k.Flows == f }) {
+						fmt.Fprint(w, " n/a |")
+					} else {
+						fmt.Fprint(w, " - |")
+					}
+				}
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	whys := map[string]bool{}
+	for _, s := range r.Skipped {
+		whys[s.Why] = true
+	}
+	if len(whys) > 0 {
+		fmt.Fprintln(w, "n/a: not measured because")
+		for why := range whys {
+			fmt.Fprintf(w, "- %s\n", why)
+		}
+	}
+}
+
+// dropNote lists a DUT's own drop counters, e.g. " (xlb: no_lport 12)".
+func dropNote(drops map[string]uint64) string {
+	if len(drops) == 0 {
+		return ""
+	}
+	var parts []string
+	for reason, n := range drops {
+		parts = append(parts, fmt.Sprintf("%s %d", reason, n))
+	}
+	slices.Sort(parts)
+	return " (its counters: " + strings.Join(parts, ", ") + ")"
+}
+
+func flowLabel(f int) string {
+	switch {
+	case f >= 1_000_000 && f%1_000_000 == 0:
+		return fmt.Sprintf("%dM", f/1_000_000)
+	case f >= 1000 && f%1000 == 0:
+		return fmt.Sprintf("%dk", f/1000)
+	case f == 65536:
+		return "64k"
+	}
+	return fmt.Sprint(f)
+}

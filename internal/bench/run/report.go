@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// writeReport writes report.md: the run, the DUTs, the scenario's
+// tables, where frames were lost and the charts.
+func (r *Results) writeReport(w io.Writer, charts []string) error {
+	o := r.Options
+	fmt.Fprintf(w, "# xlb bench %s\n\n", r.Scenario)
+	fmt.Fprintf(w, "`%s`\n\n", r.Command)
+	fmt.Fprintf(w, "%s, kernel %s, %d CPUs (%s); xlb %s; %s to %s.\n\n", r.Machine.CPUModel, r.Machine.Kernel, r.Machine.CPUs,
+		r.Machine.Go, r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))
+	conn := slices.Contains(connScenarios, r.Scenario)
+	if conn {
+		fmt.Fprintf(w, "Trials of %v, sender CPUs %v, %d reals. XDP endpoints: client in the client namespace, stateless server on every real.\n\n", o.Duration, o.CPUs, o.Reals)
+	} else if r.Scenario != "datapath" {
+		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
+			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
+	}
+	fmt.Fprintln(w, "| DUT | what |\n|---|---|")
+	for _, d := range slices.Sorted(maps.Keys(r.DUTs)) {
+		fmt.Fprintf(w, "| %s | %s |\n", d, r.DUTs[d])
+	}
+	fmt.Fprintln(w)
+	switch r.Scenario {
+	case "pps", "frame-sizes", "rfc2544", "multiflow":
+		r.frameReport().WriteTables(w)
+	case "cps", "cc", "throughput", "latency", "redis", "http":
+		if err := r.connReport().WriteTables(w); err != nil {
+			return err
+		}
+	case "datapath":
+		fmt.Fprintf(w, "## Per-packet cost through BPF_PROG_RUN (%d runs per figure), ratios to bare XDP_TX\n\n%s", r.Cost.Repeat, r.Cost.Markdown())
+	}
+	r.frameReport().WriteLoss(w)
+	if len(charts) > 0 {
+		fmt.Fprintln(w, "\n## Charts")
+		for _, c := range charts {
+			fmt.Fprintf(w, "\n![%s](%s)\n", c, c)
+		}
+	}
+	return nil
+}
