@@ -13,19 +13,6 @@ import (
 	"github.com/xlb-dev/xlb/internal/config"
 )
 
-func desired(t *testing.T, yaml string) *config.Desired {
-	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := cfg.Desired()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 const (
 	before = `interfaces: [eth0]
 services:
@@ -48,7 +35,7 @@ services:
 // data path must end as it was before, and the error must say both what
 // failed and that nothing changed.
 func TestTransitionRollsBack(t *testing.T) {
-	from, to := desired(t, before), desired(t, after)
+	from, to := applytest.Desired(t, before), applytest.Desired(t, after)
 	newDP := func() *applytest.DataPath {
 		dp := &applytest.DataPath{}
 		if _, err := apply.Transition(dp, &config.Desired{Settings: dp.Settings()}, from); err != nil {

@@ -48,7 +48,7 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 		if err := e.Sink.Attach(topo.Real(i), "r0"); err != nil {
 			return nil, err
 		}
-		mac, err := MACOf(topo.Real(i), "r0")
+		mac, err := netns.HardwareAddr(topo.Real(i), "r0")
 		if err != nil {
 			return nil, err
 		}
@@ -72,10 +72,10 @@ func NewEnv(topo lab.Topology, self string) (e *Env, err error) {
 	if out, err := topo.Exec(topo.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("ethtool -K l0 gro on: %w: %s", err, out)
 	}
-	if e.clientMAC, err = MACOf(topo.Client(), "c0"); err != nil {
+	if e.clientMAC, err = netns.HardwareAddr(topo.Client(), "c0"); err != nil {
 		return nil, err
 	}
-	if e.lbMAC, err = MACOf(topo.LB(), "l0"); err != nil {
+	if e.lbMAC, err = netns.HardwareAddr(topo.LB(), "l0"); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -185,22 +185,6 @@ func (e *Env) Frame(size int, l4 traffic.L4, dst netip.Addr, port uint16) traffi
 	}
 	return traffic.Frame{Size: size, L4: l4, SrcMAC: e.clientMAC, DstMAC: e.lbMAC,
 		Src: netip.AddrPortFrom(src, 1024), Dst: netip.AddrPortFrom(dst, port)}
-}
-
-// MACOf returns the MAC address of interface ifname in namespace ns.
-func MACOf(ns, ifname string) (net.HardwareAddr, error) {
-	var mac net.HardwareAddr
-	err := netns.Run(ns, func() error {
-		ifc, err := net.InterfaceByName(ifname)
-		if err == nil {
-			mac = ifc.HardwareAddr
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, ns, err)
-	}
-	return mac, nil
 }
 
 // RunIn runs a command in namespace ns and returns its output.

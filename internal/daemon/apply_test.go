@@ -7,42 +7,19 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/apply/applytest"
 )
 
-func desired(t *testing.T, yaml string) *config.Desired {
-	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := cfg.Desired()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-const (
-	before = `interfaces: [eth0]
+// twoVIPs has a VIP and a local IP of each family, the first VIP twice.
+const twoVIPs = `interfaces: [eth0]
 services:
-  - {vip: 192.0.2.10, port: 80, protocol: tcp, local_ips: [198.51.100.254],
-     reals: [{address: 198.51.100.1, port: 80}, {address: 198.51.100.2, port: 80}]}
-  - {vip: 192.0.2.10, port: 53, protocol: udp, local_ips: [198.51.100.254],
-     reals: [{address: 198.51.100.1, port: 53}]}
+  - {vip: 192.0.2.10, port: 80, protocol: tcp, local_ips: [198.51.100.254], reals: [{address: 198.51.100.1, port: 80}]}
+  - {vip: 192.0.2.10, port: 53, protocol: udp, local_ips: [198.51.100.254], reals: [{address: 198.51.100.1, port: 53}]}
+  - {vip: 2001:db8::10, port: 443, protocol: tcp, local_ips: ["2001:db8:1::fe"], reals: [{address: "2001:db8:1::1", port: 443}]}
 `
-	after = `interfaces: [eth0]
-timeouts: {tcp: 600}
-services:
-  - {vip: 192.0.2.10, port: 80, protocol: tcp, scheduler: wrr, local_ips: [198.51.100.254],
-     reals: [{address: 198.51.100.1, port: 80, weight: 3}, {address: 198.51.100.3, port: 80}]}
-  - {vip: 2001:db8::10, port: 443, protocol: tcp, local_ips: ["2001:db8:1::fe"],
-     reals: [{address: "2001:db8:1::1", port: 443}]}
-`
-)
 
 func TestHostAddrs(t *testing.T) {
-	got := hostAddrs(desired(t, after))
+	got := hostAddrs(applytest.Desired(t, twoVIPs))
 	want := []netip.Addr{netip.MustParseAddr("192.0.2.10"), netip.MustParseAddr("198.51.100.254"),
 		netip.MustParseAddr("2001:db8::10"), netip.MustParseAddr("2001:db8:1::fe")}
 	if !slices.Equal(got, want) {

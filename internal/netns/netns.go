@@ -4,6 +4,7 @@ package netns
 
 import (
 	"fmt"
+	"net"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -104,3 +105,19 @@ func (w *Worker) Do(fn func()) {
 
 // Stop ends the worker and its thread; Do must not be called after.
 func (w *Worker) Stop() { close(w.work) }
+
+// HardwareAddr returns the MAC address of interface ifname in namespace ns.
+func HardwareAddr(ns, ifname string) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	err := Run(ns, func() error {
+		ifc, err := net.InterfaceByName(ifname)
+		if err == nil {
+			mac = ifc.HardwareAddr
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, ns, err)
+	}
+	return mac, nil
+}

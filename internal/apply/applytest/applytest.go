@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"testing"
 
+	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -114,3 +116,18 @@ func (f *DataPath) Reals(k loadbalancer.ServiceKey) ([]loadbalancer.Real, error)
 
 // Settings implements apply.DataPath.
 func (f *DataPath) Settings() loadbalancer.Settings { return f.settings }
+
+// Desired parses a configuration file's text and returns what it asks
+// for, failing the test on any error.
+func Desired(t testing.TB, yaml string) *config.Desired {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := cfg.Desired()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

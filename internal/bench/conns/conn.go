@@ -123,7 +123,7 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 	dstMAC := e.LBMAC()
 	if dut.Name() == "direct" {
 		cl.ifname = bench.DirectClientIf
-		if dstMAC, err = bench.MACOf(t.Real(1), bench.DirectRealIf); err != nil {
+		if dstMAC, err = netns.HardwareAddr(t.Real(1), bench.DirectRealIf); err != nil {
 			return nil, err
 		}
 	} else {
@@ -136,7 +136,7 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 			return nil, err
 		}
 	}
-	srcMAC, err := bench.MACOf(cl.ns, cl.ifname)
+	srcMAC, err := netns.HardwareAddr(cl.ns, cl.ifname)
 	if err != nil {
 		return nil, err
 	}

@@ -35,16 +35,9 @@ func testLab(t *testing.T) lab.Topology {
 
 func mustMAC(t *testing.T, ns, ifname string) net.HardwareAddr {
 	t.Helper()
-	var mac net.HardwareAddr
-	err := netns.Run(ns, func() error {
-		ifc, err := net.InterfaceByName(ifname)
-		if err == nil {
-			mac = ifc.HardwareAddr
-		}
-		return err
-	})
+	mac, err := netns.HardwareAddr(ns, ifname)
 	if err != nil {
-		t.Fatalf("MAC of %s in %s: %v", ifname, ns, err)
+		t.Fatal(err)
 	}
 	return mac
 }
