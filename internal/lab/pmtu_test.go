@@ -140,49 +140,66 @@ func TestPathMTU(t *testing.T) {
 	for _, b := range want {
 		sum += uint32(b)
 	}
-	err := netns.Run(topo.Client(), func() error {
-		for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
-			addr := netip.AddrPortFrom(vip, ServicePort).String()
-			got, err := httpDo(ctx, http.MethodPost, addr, "/upload", bytes.NewReader(want), size)
-			if err != nil {
-				return fmt.Errorf("upload of %d bytes to %s: %w", size, addr, err)
-			}
-			if f := strings.Fields(string(got)); len(f) != 3 || f[1] != strconv.Itoa(size) || f[2] != strconv.FormatUint(uint64(sum), 10) {
-				return fmt.Errorf("upload to %s: the real answered %q, want %d bytes summing to %d", addr, got, size, sum)
-			}
-			got, err = httpDo(ctx, http.MethodGet, addr, "/stream?bytes="+strconv.Itoa(size), nil, 0)
-			if err != nil {
-				return fmt.Errorf("download of %d bytes from %s: %w", size, addr, err)
-			}
-			if !bytes.Equal(got, want) {
-				return fmt.Errorf("download from %s: %d bytes differ from the %d sent", addr, len(got), size)
+	// forget stands for a client (and real) that has learnt no path MTU
+	// yet: each transfer below must get its own ICMP errors from xlb
+	forget := func(ns string) {
+		t.Helper()
+		for _, c := range [][]string{{"route", "flush", "cache"}, {"-6", "route", "flush", "cache"}} {
+			if out, err := exec.Command("ip", append([]string{"-n", ns}, c...)...).CombinedOutput(); err != nil {
+				t.Fatalf("ip -n %s %v: %v: %s", ns, c, err, out)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		if st, serr := d.Client().Stats(ctx); serr == nil {
-			t.Logf("verdicts %v, drops %v", nonZero(st.Verdicts), nonZero(st.Drops))
+	}
+	icmpSent := func() uint64 {
+		t.Helper()
+		st, err := d.Client().Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatal(err)
+		return st.ICMPTooBigSent
 	}
-	st, err := d.Client().Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// at least one error each way (client and real) for each family
-	if st.ICMPTooBigSent < 4 {
-		t.Errorf("%d ICMP errors sent for TCP, want 4 or more (verdicts %v, drops %v)", st.ICMPTooBigSent, nonZero(st.Verdicts), nonZero(st.Drops))
+	for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
+		addr := netip.AddrPortFrom(vip, ServicePort).String()
+		for _, dir := range []string{"upload", "download"} {
+			forget(topo.Client())
+			forget(topo.Real(1))
+			before := icmpSent()
+			err := netns.Run(topo.Client(), func() error {
+				if dir == "upload" {
+					got, err := httpDo(ctx, http.MethodPost, addr, "/upload", bytes.NewReader(want), size)
+					if err != nil {
+						return err
+					}
+					if f := strings.Fields(string(got)); len(f) != 3 || f[1] != strconv.Itoa(size) || f[2] != strconv.FormatUint(uint64(sum), 10) {
+						return fmt.Errorf("the real answered %q, want %d bytes summing to %d", got, size, sum)
+					}
+					return nil
+				}
+				got, err := httpDo(ctx, http.MethodGet, addr, "/stream?bytes="+strconv.Itoa(size), nil, 0)
+				if err == nil && !bytes.Equal(got, want) {
+					err = fmt.Errorf("%d bytes differ from the %d sent", len(got), size)
+				}
+				return err
+			})
+			st, serr := d.Client().Stats(ctx)
+			if err != nil {
+				if serr == nil {
+					t.Logf("verdicts %v, drops %v", nonZero(st.Verdicts), nonZero(st.Drops))
+				}
+				t.Fatalf("%s of %d bytes, %s: %v", dir, size, addr, err)
+			}
+			// the sender's first segments are too big for the path: the
+			// transfer can only have completed through xlb's errors
+			if sent := icmpSent() - before; sent == 0 {
+				t.Errorf("%s of %d bytes, %s: completed with no ICMP error from xlb", dir, size, addr)
+			}
+		}
 	}
 
 	// UDP: the client forgets what TCP taught it, and must learn the
 	// path MTU again from the errors its datagrams get
-	for _, c := range [][]string{{"route", "flush", "cache"}, {"-6", "route", "flush", "cache"}} {
-		if out, err := exec.Command("ip", append([]string{"-n", topo.Client()}, c...)...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v: %s", c, err, out)
-		}
-	}
-	err = netns.Run(topo.Client(), func() error {
+	forget(topo.Client())
+	err := netns.Run(topo.Client(), func() error {
 		for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
 			addr := netip.AddrPortFrom(vip, ServicePort)
 			mtu, err := dfUDPLearnsMTU(addr)
@@ -198,7 +215,7 @@ func TestPathMTU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err = d.Client().Stats(ctx); err == nil {
-		t.Logf("verdicts %v, drops %v", nonZero(st.Verdicts), nonZero(st.Drops))
+	if st, err := d.Client().Stats(ctx); err == nil {
+		t.Logf("verdicts %v, drops %v, ICMP errors sent %d", nonZero(st.Verdicts), nonZero(st.Drops), st.ICMPTooBigSent)
 	}
 }
