@@ -36,7 +36,9 @@ func testTopology(t *testing.T, reals int) Topology {
 		if err := topo.Down(); err != nil {
 			t.Errorf("remove lab: %v", err)
 		}
-		for _, ns := range topo.Namespaces() {
+		all := topo
+		all.Bridge = true // its switch namespace too, if a test made it bridged
+		for _, ns := range all.Namespaces() {
 			if exec.Command("ip", "netns", "pids", ns).Run() == nil {
 				t.Errorf("namespace %s left behind", ns)
 			}

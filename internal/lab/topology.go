@@ -239,7 +239,11 @@ func (t Topology) Down() error {
 		_ = netns.IP("route", "del", "blackhole", p)
 	}
 	t.RemoveDaemonFiles()
-	for _, ns := range t.Namespaces() {
+	// the switch namespace too, whatever Bridge says: a lab built
+	// bridged and taken down through a copy made before is still removed
+	all := t
+	all.Bridge = true
+	for _, ns := range all.Namespaces() {
 		if exec.Command("ip", "netns", "pids", ns).Run() != nil {
 			continue // no such namespace
 		}
