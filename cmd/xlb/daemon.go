@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/daemon"
+	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
 func newDaemonCmd() *cobra.Command {
@@ -20,10 +21,15 @@ func newDaemonCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "daemon --config FILE",
 		Short: "Run the load balancer: attach XDP, own the VIPs, serve the API",
-		Long: "Loads the data path (reusing maps pinned by a previous run, so held\n" +
-			"connections survive a restart), attaches it to the configured\n" +
-			"interfaces, applies the configuration and serves the API. SIGHUP\n" +
-			"re-reads the file and applies the difference.",
+		Long: "Loads the data path (taking over the maps and links a previous run\n" +
+			"pinned, so held connections survive and no packet is lost), attaches\n" +
+			"it to the configured interfaces, applies the configuration and serves\n" +
+			"the API. SIGHUP re-reads the file and applies the difference.\n\n" +
+			"SIGTERM or SIGINT stop: the data path and everything the daemon added\n" +
+			"to the host are removed. SIGUSR2 hands over: the daemon exits and the\n" +
+			"data path keeps forwarding until the next daemon takes it over (as it\n" +
+			"does after a crash). Exit status 78: the configuration was refused;\n" +
+			"79: pinned maps of another layout (see --drop-incompatible-maps).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.ConfigPath == "" {
@@ -41,7 +47,11 @@ func newDaemonCmd() *cobra.Command {
 			err := daemon.Run(cmd.Context(), opts)
 			var ce *daemon.ConfigError
 			if errors.As(err, &ce) {
-				return usageError{err}
+				return codedError{exitConfig, err}
+			}
+			var le *datapath.LayoutError
+			if errors.As(err, &le) {
+				return codedError{exitLayout, err}
 			}
 			return err
 		},
@@ -53,6 +63,9 @@ func newDaemonCmd() *cobra.Command {
 	f.StringVar(&opts.Mode, "xdp-mode", "", "native or generic; overrides the file's xdp_mode")
 	f.StringVar(&opts.PinPath, "pin-path", opts.PinPath, `bpffs directory for the maps ("none" to not pin)`)
 	f.BoolVar(&logJSON, "log-json", false, "log in JSON instead of text")
+	f.BoolVar(&opts.DropIncompatible, "drop-incompatible-maps", false,
+		"replace pinned maps whose layout differs from this xlb's (after an upgrade that changed them; their connections are lost)")
+	cmd.AddCommand(newDaemonExitCmd())
 	return cmd
 }
 

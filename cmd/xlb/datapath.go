@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/daemon"
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
@@ -16,7 +18,27 @@ func newDatapathCmd(g *globalFlags) *cobra.Command {
 		Use:   "datapath",
 		Short: "Inspect the XDP data path without a daemon",
 	}
-	cmd.AddCommand(newDatapathCheckCmd(g))
+	cmd.AddCommand(newDatapathCheckCmd(g), newDatapathDetachCmd())
+	return cmd
+}
+
+func newDatapathDetachCmd() *cobra.Command {
+	pinPath, socket := daemon.DefaultPinPath, api.DefaultSocket
+	cmd := &cobra.Command{
+		Use:   "detach",
+		Short: "Remove a data path no daemon runs: links, pins, and its host addresses and neighbour entries",
+		Long: "A daemon killed (or handed over with SIGUSR2) leaves its data path\n" +
+			"forwarding for the next daemon. When none will come, this removes it:\n" +
+			"the neighbour entries and host addresses recorded next to the pins, the\n" +
+			"XDP links, and the pins. It refuses while a daemon runs (stop that one\n" +
+			"with SIGTERM instead). Needs root.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return daemon.RemoveLeftovers(pinPath, socket, nil)
+		},
+	}
+	cmd.Flags().StringVar(&pinPath, "pin-path", pinPath, "the daemon's bpffs directory")
+	cmd.Flags().StringVar(&socket, "socket", socket, "the daemon's API socket (its lock is next to it)")
 	return cmd
 }
 

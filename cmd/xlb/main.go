@@ -24,6 +24,22 @@ type exitStatus int
 
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
+// Exit codes of `xlb daemon` that mean "starting again will not help":
+// the unit file lists them in RestartPreventExitStatus, so systemd does not
+// restart-loop on them.
+const (
+	exitConfig = 78 // EX_CONFIG: the configuration was refused
+	exitLayout = 79 // pinned maps of another layout (see --drop-incompatible-maps)
+)
+
+// codedError is an error with its own exit code.
+type codedError struct {
+	code int
+	error
+}
+
+func (e codedError) Unwrap() error { return e.error }
+
 func main() {
 	// invoked through a symlink named ipvsadm: an ipvsadm command line
 	if filepath.Base(os.Args[0]) == "ipvsadm" {
@@ -38,6 +54,10 @@ func main() {
 			os.Exit(int(status)) // the command it ran said why
 		}
 		fmt.Fprintln(os.Stderr, "xlb:", err)
+		var ce codedError
+		if errors.As(err, &ce) {
+			os.Exit(ce.code)
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			os.Exit(2)

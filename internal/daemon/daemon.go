@@ -24,6 +24,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/health"
+	"github.com/xlb-dev/xlb/internal/hoststate"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -37,8 +38,11 @@ type Options struct {
 	MetricsAddr string // Prometheus address, e.g. 127.0.0.1:9468 ("" = off)
 	PinPath     string // bpffs directory (default DefaultPinPath; "none" = no pinning)
 	Mode        string // native | generic; overrides the file's xdp_mode
-	Version     string
-	Log         *slog.Logger
+	// DropIncompatible replaces pinned maps of another layout (an
+	// upgrade that changed them) instead of refusing to start.
+	DropIncompatible bool
+	Version          string
+	Log              *slog.Logger
 }
 
 // ConfigError is the error Run returns when the configuration file is
@@ -58,6 +62,9 @@ type Daemon struct {
 	cur   *config.Desired
 	addrs hostAddrSet
 
+	record   *hoststate.Record // what the daemon added to the host (lifecycle.go)
+	tookOver bool              // the data path was pinned by an earlier run
+
 	health        *health.Monitor
 	healthChanges atomic.Uint64 // reals that went up or down
 
@@ -65,9 +72,15 @@ type Daemon struct {
 	neigh     neighbours      // keeps next hops resolved (neigh.go)
 }
 
-// Run starts the daemon and serves until ctx ends or SIGINT/SIGTERM. On the
-// way out it removes the host addresses it added and detaches; pinned maps
-// (and the connections in them) stay for the next start.
+// Run starts the daemon and serves until ctx ends or a signal:
+//   - SIGINT or SIGTERM (ctx ending) stops: it detaches the data path and
+//     removes everything it added, pins, host addresses and neighbour
+//     entries included;
+//   - SIGUSR2 hands over: it exits and leaves the data path forwarding, for
+//     the next daemon to take over without a gap (what `xlb daemon exit`
+//     sends when systemd restarts the unit);
+//   - SIGKILL or a crash leaves the data path forwarding too, and the next
+//     daemon takes it over the same way.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Socket == "" {
 		opts.Socket = api.DefaultSocket
@@ -92,13 +105,19 @@ func Run(ctx context.Context, opts Options) error {
 	if err := interfacesExist(want.Interfaces); err != nil {
 		return &ConfigError{fmt.Errorf("%s: %w", opts.ConfigPath, err)}
 	}
+	unlock, err := lockDaemon(opts.Socket)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	d := &Daemon{opts: opts, log: opts.Log}
 	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
-		d.stop()
+		d.abort()
 		return err
 	}
-	defer d.stop()
+	handOver := false
+	defer func() { d.stop(!handOver) }()
 
 	srv, err := d.serveAPI()
 	if err != nil {
@@ -119,74 +138,26 @@ func Run(ctx context.Context, opts Options) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	usr2 := make(chan os.Signal, 1)
+	signal.Notify(usr2, syscall.SIGUSR2)
+	defer signal.Stop(usr2)
 	d.log.Info("xlb daemon running", "config", opts.ConfigPath, "socket", opts.Socket,
 		"interfaces", want.Interfaces, "services", len(want.Services), "pin_path", opts.PinPath)
 	for {
 		select {
 		case <-ctx.Done():
-			d.log.Info("xlb daemon stopping")
+			d.log.Info("xlb daemon stopping: removing the data path and what it added to the host")
+			return nil
+		case <-usr2:
+			if d.opts.PinPath == "none" {
+				d.log.Warn("SIGUSR2: without pins there is nothing to hand over; stopping")
+				return nil
+			}
+			d.log.Info("xlb daemon exiting, leaving the data path forwarding for the next daemon")
+			handOver = true
 			return nil
 		case <-hup:
 			d.reload()
-		}
-	}
-}
-
-// start mounts bpffs, loads the data path, attaches it, applies the
-// configuration and takes the host addresses.
-func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
-	pin := d.opts.PinPath
-	if pin == "none" {
-		pin = ""
-	} else if err := ensureBPFFS(pin); err != nil {
-		return err
-	}
-	dp, err := datapath.Load(datapath.Options{PinPath: pin})
-	if err != nil {
-		return err
-	}
-	d.dp = dp
-	for _, ifname := range want.Interfaces {
-		if err := dp.Attach(ifname, want.Mode); err != nil {
-			return err
-		}
-	}
-	d.startRedirectMonitor(want.Interfaces)
-	d.startNeighbours(want.Interfaces)
-	// Pinned maps from a previous run hold its services: start from what
-	// is there, so unchanged services and reals keep their ids (and
-	// connections) and only the difference is applied.
-	found, err := apply.Observed(dp)
-	if err != nil {
-		return fmt.Errorf("read the pinned data path: %w", err)
-	}
-	if n := len(found.Services); n > 0 {
-		d.log.Info("pinned maps hold a previous run's services; applying the difference", "services", n)
-	}
-	changes, err := apply.Transition(dp, found, want)
-	if err != nil {
-		return err
-	}
-	if !changes.Empty() && len(found.Services) > 0 {
-		d.log.Info("configuration applied", "changes", changes.String())
-	}
-	d.cfg, d.cur = cfg, want
-	d.syncHealth(want)
-	d.syncNeighbours(want)
-	d.addrs.ifaces = want.Interfaces
-	return d.addrs.sync(hostAddrs(want))
-}
-
-func (d *Daemon) stop() {
-	d.health.Close()
-	d.stopRedirectMonitor()
-	d.stopNeighbours()
-	if err := d.addrs.sync(nil); err != nil {
-		d.log.Warn("remove host addresses", "err", err)
-	}
-	if d.dp != nil {
-		if err := d.dp.Close(); err != nil {
-			d.log.Warn("detach", "err", err)
 		}
 	}
 }
@@ -202,25 +173,6 @@ func interfacesExist(names []string) error {
 	}
 	if problems != nil {
 		return &config.ValidationError{Problems: problems}
-	}
-	return nil
-}
-
-// ensureBPFFS makes dir on a bpffs, mounting one at /sys/fs/bpf if the
-// directory's file system is not bpffs.
-func ensureBPFFS(dir string) error {
-	var st unix.Statfs_t
-	parent := filepath.Dir(dir)
-	if err := unix.Statfs(parent, &st); err != nil || st.Type != unix.BPF_FS_MAGIC {
-		if err := os.MkdirAll(parent, 0o700); err != nil {
-			return fmt.Errorf("bpffs at %s: %w", parent, err)
-		}
-		if err := unix.Mount("bpf", parent, "bpf", 0, "mode=0700"); err != nil {
-			return fmt.Errorf("mount bpffs at %s: %w", parent, err)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("pin directory %s: %w", dir, err)
 	}
 	return nil
 }
@@ -272,16 +224,31 @@ func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, er
 }
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
+// It is all or nothing: the new addresses go on the host first (a
+// failure there changes nothing), then the maps (a failure there takes
+// the new addresses off again). Addresses no longer wanted go last; one
+// that cannot be removed stays recorded and is retried at the next apply
+// and at stop.
 func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
+	if next, err := cfg.Desired(); err == nil {
+		if err := d.addrs.add(hostAddrs(next)); err != nil {
+			return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
+		}
+		d.prepareNeighbours(d.cur, next)
+	} // else apply.Config refuses it, with the same error
 	want, changes, err := apply.Config(d.dp, d.cur, cfg)
 	if err != nil {
+		if perr := d.addrs.prune(hostAddrs(d.cur)); perr != nil {
+			d.log.Warn("take the new host addresses off again", "err", perr)
+		}
+		d.syncNeighbours(d.cur)
 		return changes, err
 	}
 	d.cfg, d.cur = cfg.Clone(), want
 	d.syncHealth(want)
 	d.syncNeighbours(want)
-	if err := d.addrs.sync(hostAddrs(want)); err != nil {
-		return changes, fmt.Errorf("applied, but host addresses: %w", err)
+	if err := d.addrs.prune(hostAddrs(want)); err != nil {
+		d.log.Warn("applied; some host addresses no longer wanted are still there (retried at the next apply and at stop)", "err", err)
 	}
 	if !changes.Empty() {
 		d.log.Info("configuration applied", "changes", changes.String())
@@ -321,8 +288,8 @@ func (d *Daemon) serveAPI() (*http.Server, error) {
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return nil, fmt.Errorf("api socket directory: %w", err)
 	}
-	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale api socket: %w", err)
+	if err := removeStaleSocket(sock); err != nil {
+		return nil, err
 	}
 	old := unix.Umask(0o077)
 	ln, err := net.Listen("unix", sock)

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"strings"
+
+	"github.com/xlb-dev/xlb/internal/hoststate"
 )
 
 // hostAddrDev is where the daemon puts IPv4 VIPs and local IPs: on the
@@ -17,12 +20,20 @@ import (
 // asked, so IPv6 addresses go on every attached interface instead.
 const hostAddrDev = "lo"
 
-// hostAddrSet tracks the addresses the daemon added, so that it removes
-// those and only those.
+// hostAddrSet adds and removes the VIPs and local IPs on the host. What
+// it added is in the host state record (next to the pins), written before
+// each add and cleared after each removal, so that the daemon after a
+// crash takes over the addresses the dead one added instead of failing on
+// them, and a stop removes them. An address the host had before is used
+// as it is and never removed.
 type hostAddrSet struct {
 	ifaces []string // the attached interfaces, for IPv6 addresses
-	added  map[netip.Addr]bool
+	record *hoststate.Record
+	// ip runs ip(8) with args; tests replace it to inject failures
+	ip func(args ...string) ([]byte, error)
 }
+
+func runIP(args ...string) ([]byte, error) { return exec.Command("ip", args...).CombinedOutput() }
 
 // devs are the devices address a goes on.
 func (h *hostAddrSet) devs(a netip.Addr) []string {
@@ -39,56 +50,113 @@ func prefixOf(a netip.Addr) string {
 	return a.String() + "/128"
 }
 
-// ipAddr adds or deletes a on every device of devs; "File exists" on
-// add means the host has it already and is reported as errHostOwns.
-func ipAddr(verb string, a netip.Addr, devs []string) error {
-	for _, dev := range devs {
-		args := []string{"addr", verb, prefixOf(a), "dev", dev}
-		if a.Is6() && verb == "add" {
-			args = append(args, "nodad") // ours at once, not tentative
-		}
-		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil && verb == "add" && strings.Contains(string(out), "File exists") {
-			return errHostOwns
-		}
-		if err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+var errHostOwns = errors.New("the host has this address already")
+
+// ipAddr adds or deletes address a on dev. An add the kernel refuses
+// because the address is there is errHostOwns; a delete of an address
+// that is not there succeeds.
+func (h *hostAddrSet) ipAddr(verb string, a netip.Addr, dev string) error {
+	args := []string{"addr", verb, prefixOf(a), "dev", dev}
+	if a.Is6() && verb == "add" {
+		args = append(args, "nodad") // ours at once, not tentative
+	}
+	run := h.ip
+	if run == nil {
+		run = runIP
+	}
+	out, err := run(args...)
+	if err == nil {
+		return nil
+	}
+	msg := strings.ToLower(string(out))
+	switch {
+	case verb == "add" && (strings.Contains(msg, "file exists") || strings.Contains(msg, "already assigned")):
+		return errHostOwns
+	case verb == "del" && (strings.Contains(msg, "cannot assign requested address") || strings.Contains(msg, "not found") ||
+		strings.Contains(msg, "cannot find device")):
+		return nil
+	}
+	return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+}
+
+// recorded is the set of entries the record holds.
+func (h *hostAddrSet) recorded() map[hoststate.Entry]bool {
+	out := map[hoststate.Entry]bool{}
+	for _, e := range h.record.List(hoststate.Address) {
+		out[e] = true
+	}
+	return out
+}
+
+// add puts every address of want on its devices. It is all or nothing:
+// on an error the addresses this call added are removed again (an IPv6
+// address already on the first interface when the second refuses it
+// included), and the error names the one that failed.
+func (h *hostAddrSet) add(want []netip.Addr) error {
+	have := h.recorded()
+	var added []hoststate.Entry
+	for _, a := range want {
+		for _, dev := range h.devs(a) {
+			e := hoststate.Entry{Kind: hoststate.Address, Dev: dev, Addr: a}
+			if have[e] {
+				continue
+			}
+			err := h.record.Add(e)
+			if err == nil {
+				err = h.ipAddr("add", a, dev)
+			}
+			if errors.Is(err, errHostOwns) {
+				err = h.record.Remove(e) // the host's own: used, never removed
+			} else if err == nil {
+				added = append(added, e)
+				continue
+			} else {
+				err = errors.Join(err, h.record.Remove(e))
+			}
+			if err != nil {
+				return errors.Join(fmt.Errorf("host address %s on %s: %w", a, dev, err), h.remove(added))
+			}
 		}
 	}
 	return nil
 }
 
-var errHostOwns = errors.New("the host has this address already")
-
-// sync makes the added set equal want: adds what is missing, removes what
-// the daemon added and is no longer wanted. An address the host had
-// already is used as it is and never removed.
-func (h *hostAddrSet) sync(want []netip.Addr) error {
-	if h.added == nil {
-		h.added = map[netip.Addr]bool{}
-	}
-	keep := map[netip.Addr]bool{}
+// prune removes the recorded addresses want does not have (or not on that
+// device any more). It goes on after an error and returns them all; an
+// address it could not remove stays recorded, to be removed later.
+func (h *hostAddrSet) prune(want []netip.Addr) error {
+	keep := map[hoststate.Entry]bool{}
 	for _, a := range want {
-		keep[a] = true
-		if h.added[a] {
+		for _, dev := range h.devs(a) {
+			keep[hoststate.Entry{Kind: hoststate.Address, Dev: dev, Addr: a}] = true
+		}
+	}
+	var gone []hoststate.Entry
+	for _, e := range h.record.List(hoststate.Address) {
+		if !keep[e] {
+			gone = append(gone, e)
+		}
+	}
+	return h.remove(gone)
+}
+
+// remove deletes entries from the host and then from the record.
+func (h *hostAddrSet) remove(entries []hoststate.Entry) error {
+	var errs []error
+	for _, e := range slices.Backward(entries) {
+		if err := h.ipAddr("del", e.Addr, e.Dev); err != nil {
+			errs = append(errs, fmt.Errorf("remove host address %s from %s: %w", e.Addr, e.Dev, err))
 			continue
 		}
-		err := ipAddr("add", a, h.devs(a))
-		if errors.Is(err, errHostOwns) {
-			continue // the host's own
-		}
-		if err != nil {
-			return err
-		}
-		h.added[a] = true
+		errs = append(errs, h.record.Remove(e))
 	}
-	for a := range h.added {
-		if !keep[a] {
-			if err := ipAddr("del", a, h.devs(a)); err != nil {
-				return err
-			}
-			delete(h.added, a)
-		}
+	return errors.Join(errs...)
+}
+
+// sync adds what want lacks, then removes what it no longer has.
+func (h *hostAddrSet) sync(want []netip.Addr) error {
+	if err := h.add(want); err != nil {
+		return err
 	}
-	return nil
+	return h.prune(want)
 }

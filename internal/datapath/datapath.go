@@ -5,7 +5,6 @@ package datapath
 import (
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -27,13 +26,19 @@ type Options struct {
 	// CPUs is the number of CPUs the local port range is split over
 	// (0 = every possible CPU). Tests set 1 to make allocation predictable.
 	CPUs int
+	// DropIncompatible replaces pinned maps whose layout differs from
+	// this build's (see LayoutError) instead of refusing to load: their
+	// contents are lost, connection tables included.
+	DropIncompatible bool
 }
 
 // Datapath is a loaded xlb XDP program with its maps.
 type Datapath struct {
-	objs  xlbObjects
-	cpus  int
-	links map[string]link.Link
+	objs    xlbObjects
+	cpus    int
+	pinPath string
+	links   map[string]link.Link
+	dropped []string // pinned maps replaced for another layout
 
 	mu       sync.Mutex
 	settings loadbalancer.Settings
@@ -41,7 +46,9 @@ type Datapath struct {
 }
 
 // Load loads the data path into the kernel. With Options.PinPath set, maps
-// already pinned there are reused, connections and counters included.
+// already pinned there are reused, connections and counters included, if
+// their layout stamp matches this build's (else a *LayoutError); Attach
+// then takes over the links pinned there.
 func Load(opts Options) (*Datapath, error) {
 	spec, err := loadXlb()
 	if err != nil {
@@ -65,14 +72,29 @@ func Load(opts Options) (*Datapath, error) {
 		}
 	}
 
-	d := &Datapath{cpus: cpus, links: map[string]link.Link{}}
+	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}}
+	if opts.PinPath != "" {
+		if d.dropped, err = checkLayout(spec, opts.PinPath, opts.DropIncompatible); err != nil {
+			return nil, err
+		}
+	}
 	collOpts := &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: opts.PinPath}}
 	if err := spec.LoadAndAssign(&d.objs, collOpts); err != nil {
 		var verr *ebpf.VerifierError
 		if errors.As(err, &verr) {
 			return nil, fmt.Errorf("load xlb program: %+v", verr)
 		}
+		if errors.Is(err, ebpf.ErrMapIncompatible) {
+			// a size or type the stamp did not know (a table resized)
+			return nil, fmt.Errorf("%w (%w)", &LayoutError{PinPath: opts.PinPath, Maps: []string{"?"}}, err)
+		}
 		return nil, fmt.Errorf("load xlb program: %w", err)
+	}
+	if opts.PinPath != "" {
+		if err := writeStamps(spec, opts.PinPath); err != nil {
+			d.objs.Close()
+			return nil, err
+		}
 	}
 	d.settings = loadbalancer.DefaultSettings()
 	if err := d.writeSettings(d.settings); err != nil {
@@ -90,61 +112,45 @@ func Load(opts Options) (*Datapath, error) {
 	return d, nil
 }
 
-// Close detaches the program from every interface and releases the
-// objects. Pinned maps stay pinned.
+// Close releases the objects. Without a pin path the program is detached
+// from every interface; with one, pinned links and maps stay and the data
+// path keeps forwarding until the next Load takes it over or Remove.
 func (d *Datapath) Close() error {
 	var errs []error
-	for ifname := range d.links {
-		errs = append(errs, d.Detach(ifname))
+	for ifname, l := range d.links {
+		if d.pinPath == "" {
+			errs = append(errs, d.Detach(ifname))
+			continue
+		}
+		errs = append(errs, l.Close())
+		delete(d.links, ifname)
 	}
 	errs = append(errs, d.objs.Close())
 	return errors.Join(errs...)
 }
 
+// Remove detaches the program from every interface, releases the objects
+// and removes everything pinned under the pin path: what a stop leaves
+// behind is nothing.
+func (d *Datapath) Remove() error {
+	var errs []error
+	for ifname := range d.links {
+		errs = append(errs, d.Detach(ifname))
+	}
+	errs = append(errs, d.objs.Close())
+	if d.pinPath != "" {
+		errs = append(errs, RemovePinned(d.pinPath))
+	}
+	return errors.Join(errs...)
+}
+
+// DroppedMaps names the pinned maps Load replaced for their layout
+// (Options.DropIncompatible).
+func (d *Datapath) DroppedMaps() []string { return d.dropped }
+
 // Program returns the XDP program, for BPF_PROG_RUN and for callers that
 // attach it themselves.
 func (d *Datapath) Program() *ebpf.Program { return d.objs.XlbXdp }
-
-// Attach attaches the program to an interface and makes the interface a
-// redirect target.
-func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
-	iface, err := net.InterfaceByName(ifname)
-	if err != nil {
-		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
-	}
-	if _, ok := d.links[ifname]; ok {
-		return fmt.Errorf("attach xdp to %s: %w", ifname, loadbalancer.ErrExists)
-	}
-	if err := d.AddRedirectTarget(iface.Index); err != nil {
-		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
-	}
-	flags := link.XDPDriverMode
-	if mode == loadbalancer.ModeGeneric {
-		flags = link.XDPGenericMode
-	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
-	if err != nil {
-		return fmt.Errorf("attach xdp to %s (%s mode): %w", ifname, mode, err)
-	}
-	d.links[ifname] = l
-	return nil
-}
-
-// Detach removes the program from an interface.
-func (d *Datapath) Detach(ifname string) error {
-	l, ok := d.links[ifname]
-	if !ok {
-		return fmt.Errorf("detach xdp from %s: %w", ifname, loadbalancer.ErrNotFound)
-	}
-	delete(d.links, ifname)
-	if err := l.Close(); err != nil {
-		return fmt.Errorf("detach xdp from %s: %w", ifname, err)
-	}
-	if iface, err := net.InterfaceByName(ifname); err == nil {
-		_ = d.objs.TxPorts.Delete(uint32(iface.Index))
-	}
-	return nil
-}
 
 // AddRedirectTarget lets the data path redirect packets to an interface
 // (attached ones are added by Attach).

@@ -59,6 +59,7 @@ type Daemon struct {
 	cmd     *exec.Cmd
 	stderr  *bytes.Buffer
 	done    chan error
+	exited  bool // done has been read
 	Socket  string
 	PinPath string
 }
@@ -110,12 +111,34 @@ func (t Topology) StartDaemon(ctx context.Context, self string, extra ...string)
 // Client returns an API client of the daemon.
 func (d *Daemon) Client() *api.Client { return api.NewClient(d.Socket) }
 
-// Stop asks the daemon to stop (SIGTERM) and waits for it; it kills the
-// daemon after 10 s.
-func (d *Daemon) Stop() error {
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+// Stop asks the daemon to stop (SIGTERM: it removes the data path and
+// everything it added) and waits for it; it kills the daemon after 10 s.
+// A daemon that has exited already is stopped.
+func (d *Daemon) Stop() error { return d.signalAndWait(syscall.SIGTERM) }
+
+// HandOver asks the daemon to exit leaving its data path forwarding for
+// the next daemon (SIGUSR2, what a systemd restart sends) and waits.
+func (d *Daemon) HandOver() error { return d.signalAndWait(syscall.SIGUSR2) }
+
+// Kill kills the daemon (SIGKILL, as a crash would) and waits for it.
+func (d *Daemon) Kill() error {
+	if d.exited {
+		return nil
+	}
+	_ = d.cmd.Process.Kill()
+	<-d.done
+	d.exited = true
+	return nil
+}
+
+func (d *Daemon) signalAndWait(sig syscall.Signal) error {
+	if d.exited {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(sig)
 	select {
 	case err := <-d.done:
+		d.exited = true
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
 			return err
@@ -127,7 +150,8 @@ func (d *Daemon) Stop() error {
 	case <-time.After(10 * time.Second):
 		_ = d.cmd.Process.Kill()
 		<-d.done
-		return fmt.Errorf("daemon did not stop within 10 s: %s", d.stderr.String())
+		d.exited = true
+		return fmt.Errorf("daemon did not exit within 10 s of %v: %s", sig, d.stderr.String())
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // TestRestartKeepsConnections holds a keep-alive connection through the
-// balancer, stops the daemon and starts a new one on the same pinned
-// maps and configuration: the next request on the held connection is
+// balancer, hands the daemon over (SIGUSR2) and starts a new one on the
+// same pinned maps and configuration: the next request on the held connection is
 // answered by the same real, which sees the same local IP and port.
 func TestRestartKeepsConnections(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -37,8 +37,8 @@ func TestRestartKeepsConnections(t *testing.T) {
 		reordered = append(reordered, i)
 	}
 	for _, cfg := range []string{topo.Config("rr"), topo.ConfigWith("rr", reordered)} {
-		if err := d.Stop(); err != nil {
-			t.Fatalf("stop daemon: %v", err)
+		if err := d.HandOver(); err != nil {
+			t.Fatalf("hand the daemon over: %v", err)
 		}
 		if err := topo.WriteConfig(cfg); err != nil {
 			t.Fatal(err)

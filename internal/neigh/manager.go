@@ -53,6 +53,20 @@ type Options struct {
 	Probe func(dev string, addr netip.Addr) error
 	// NoMonitor turns off the `ip monitor` triggers of early reconciles.
 	NoMonitor bool
+	// Record, if set, is told of each entry before the Manager adds it
+	// and after it deletes it, so that a later Manager can take over.
+	Record Recorder
+	// Adopt are entries an earlier Manager added (from its Record): they
+	// count as added by this one, so those no longer wanted are deleted
+	// at the first reconcile, and the rest at Close.
+	Adopt []Hop
+}
+
+// Recorder keeps the record of the entries a Manager added across
+// processes (the daemon keeps it next to its pins).
+type Recorder interface {
+	Record(Hop) error
+	Forget(Hop) error
 }
 
 // mode is how next hops are kept resolved, found at the first add.
@@ -98,7 +112,8 @@ type Manager struct {
 	synced    map[Hop]bool      // wanted by the last Sync
 	requested map[Hop]time.Time // on-demand hops and their last request
 	added     map[Hop]bool      // entries this Manager added
-	names     map[int]string    // interface names by index
+	rec       Recorder
+	names     map[int]string // interface names by index
 	namesAt   time.Time
 	fullAt    time.Time // when the MaxRequested cap was last logged
 	lastErr   string    // the last reconcile error logged
@@ -124,6 +139,10 @@ func New(opts Options) *Manager {
 		synced:    map[Hop]bool{},
 		requested: map[Hop]time.Time{},
 		added:     map[Hop]bool{},
+		rec:       opts.Record,
+	}
+	for _, h := range opts.Adopt {
+		m.added[h] = true
 	}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -286,9 +305,21 @@ func (m *Manager) Close() error {
 	var errs []error
 	for h := range m.added {
 		if e, ok := t[h]; ok && e.Managed && !e.operator() {
-			errs = append(errs, m.del(ctx, h))
+			if err := m.del(ctx, h); err != nil {
+				errs = append(errs, err)
+				continue // stays recorded, for the next run to remove
+			}
 		}
-		delete(m.added, h)
+		m.disown(h)
 	}
 	return errors.Join(errs...)
+}
+
+// Release ends the Manager without deleting anything: the entries it
+// added stay (and stay recorded) for the next Manager to take over. It is
+// the daemon's way out when it hands the data path over to its successor.
+func (m *Manager) Release() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
 }

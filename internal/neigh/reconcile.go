@@ -82,7 +82,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 				continue
 			}
 		}
-		delete(m.added, h)
+		m.disown(h)
 	}
 	return errors.Join(errs...)
 }
@@ -93,11 +93,11 @@ func (m *Manager) reconcile(ctx context.Context) error {
 func (m *Manager) ensure(ctx context.Context, h Hop, e entry, present bool) error {
 	switch {
 	case present && e.operator():
-		delete(m.added, h) // the operator took it over
+		m.disown(h) // the operator took it over
 		return nil
 	case present && e.Managed:
 		if e.ExternLearn {
-			m.added[h] = true // ours, or a previous run's
+			return m.own(h) // ours, or a previous run's
 		}
 		return nil
 	}
@@ -112,17 +112,26 @@ func (m *Manager) add(ctx context.Context, h Hop) error {
 	case modeFallback:
 		return m.probeHop(h)
 	case modeManaged:
-		if err := m.replace(ctx, h, m.flags); err != nil {
+		if err := m.own(h); err != nil {
 			return err
 		}
-		m.added[h] = true
+		if err := m.replace(ctx, h, m.flags); err != nil {
+			m.disown(h)
+			return err
+		}
 		return nil
+	}
+	// recorded before the first try: a crash after the kernel took the
+	// entry must not leave it unrecorded
+	if err := m.own(h); err != nil {
+		return err
 	}
 	var lastErr error
 	for _, flags := range managedFlags {
 		err := m.replace(ctx, h, flags)
 		if err != nil {
 			if !unsupported(err) {
+				m.disown(h)
 				return err // this entry's problem, not the kernel's
 			}
 			lastErr = err
@@ -132,6 +141,7 @@ func (m *Manager) add(ctx context.Context, h Hop) error {
 		// entry is there, but not managed.
 		e, ok, err := m.show(ctx, h)
 		if err != nil {
+			m.disown(h)
 			return err
 		}
 		if ok && !e.Managed {
@@ -142,10 +152,10 @@ func (m *Manager) add(ctx context.Context, h Hop) error {
 			break
 		}
 		m.mode, m.flags = modeManaged, flags
-		m.added[h] = true
 		m.log.Info("neighbours: next hops kept resolved by managed neighbour entries", "flags", flags)
 		return nil
 	}
+	m.disown(h)
 	m.mode = modeFallback
 	m.log.Info("neighbours: this kernel has no managed neighbour entries (Linux 5.16+); resolving next hops with UDP probes instead",
 		"err", lastErr)
@@ -221,4 +231,33 @@ func (m *Manager) probeHop(h Hop) error {
 		return fmt.Errorf("probe neighbour %s: %w", h, err)
 	}
 	return nil
+}
+
+// own counts h as an entry the Manager added, recording it first (see
+// Options.Record). m.mu is held.
+func (m *Manager) own(h Hop) error {
+	if m.added[h] {
+		return nil
+	}
+	if m.rec != nil {
+		if err := m.rec.Record(h); err != nil {
+			return fmt.Errorf("record neighbour %s: %w", h, err)
+		}
+	}
+	m.added[h] = true
+	return nil
+}
+
+// disown stops counting h as added (it is deleted, or someone else's);
+// m.mu is held.
+func (m *Manager) disown(h Hop) {
+	if !m.added[h] {
+		return
+	}
+	delete(m.added, h)
+	if m.rec != nil {
+		if err := m.rec.Forget(h); err != nil {
+			m.log.Warn("neighbours: forget a removed entry", "hop", h, "err", err)
+		}
+	}
 }

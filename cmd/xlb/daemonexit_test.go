@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRestartJob(t *testing.T) {
+	for _, c := range []struct {
+		name, out string
+		want      bool
+	}{
+		{"restart running", "4711 xlb.service restart running\n", true},
+		{"try-restart", "12 xlb.service try-restart running\n", true},
+		{"stop", "4711 xlb.service stop running\n", false},
+		{"another unit restarts", "3 nginx.service restart running\n", false},
+		{"no jobs", "", false},
+		{"among others", "1 a.service start waiting\n2 xlb.service restart running\n", true},
+	} {
+		if got := restartJob([]byte(c.out), "xlb.service"); got != c.want {
+			t.Errorf("%s: restartJob = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSignalAndWait: it returns once the process is gone, not before, and
+// a process already gone is not an error.
+func TestSignalAndWait(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	if err := signalAndWait(cmd.Process.Pid, syscall.SIGTERM, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("signalAndWait returned while the process ran")
+	}
+	if err := signalAndWait(cmd.Process.Pid, syscall.SIGTERM, time.Second); err != nil {
+		t.Errorf("a process already gone: %v", err)
+	}
+}
