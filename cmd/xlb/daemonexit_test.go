@@ -3,7 +3,11 @@
 package main
 
 import (
+	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -46,5 +50,22 @@ func TestSignalAndWait(t *testing.T) {
 	}
 	if err := signalAndWait(cmd.Process.Pid, syscall.SIGTERM, time.Second); err != nil {
 		t.Errorf("a process already gone: %v", err)
+	}
+}
+
+// TestDaemonExitCodes: a refused configuration exits 78 (the unit's
+// RestartPreventExitStatus), before anything is loaded.
+func TestDaemonExitCodes(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "xlb.yaml")
+	if err := os.WriteFile(bad, []byte("services: [{vip: nonsense}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCmd()
+	root.SetArgs([]string{"daemon", "--config", bad, "--socket", filepath.Join(t.TempDir(), "s"), "--pin-path", "none"})
+	root.SetOut(io.Discard)
+	err := root.Execute()
+	var ce codedError
+	if !errors.As(err, &ce) || ce.code != exitConfig {
+		t.Fatalf("daemon with a bad config: %v, want exit status %d", err, exitConfig)
 	}
 }
