@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +17,9 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// maxBody bounds request bodies (a configuration file included).
-const maxBody = 4 << 20
+// MaxBody bounds request bodies (a configuration file included): a
+// longer body is refused whole with 413, never cut and parsed.
+const MaxBody = 4 << 20
 
 // Handler returns the API's routes over b; version is reported by
 // /v1/version.
@@ -97,11 +99,41 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, Error{Error: err.Error()})
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+// readBody reads the whole request body. One longer than MaxBody is an
+// error that answers 413: a body cut at the limit could still parse
+// (port 8080 read as 8) and an apply of it would remove what followed.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, httpError{http.StatusRequestEntityTooLarge,
+			fmt.Errorf("request body: larger than the limit of %d bytes (%d MiB); nothing changed", tooLarge.Limit, tooLarge.Limit>>20)}
+	case err != nil:
+		return nil, badRequest("read request body: %v", err)
+	}
+	return body, nil
+}
+
+// decode reads the request body as one JSON value into v: an unknown
+// field, or anything after the value, is an error.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes data, one JSON value and nothing else, into v.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("request body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("request body: more data after the JSON value")
 	}
 	return nil
 }
@@ -126,9 +158,9 @@ func (s *server) applyConfig(w http.ResponseWriter, r *http.Request, cfg *config
 }
 
 func (s *server) apply(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, err := readBody(w, r)
 	if err != nil {
-		s.fail(w, r, badRequest("read configuration: %v", err))
+		s.fail(w, r, err)
 		return
 	}
 	cfg, err := config.Parse(body)
