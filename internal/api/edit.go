@@ -34,20 +34,26 @@ type LocalIP struct {
 }
 
 // update decodes the body into in (when not nil), then applies edit to a
-// copy of the configuration in force and answers with what changed.
+// copy of the configuration in force, if the If-Match revision (when
+// given) is still in force, and answers with what changed.
 func (s *server) update(w http.ResponseWriter, r *http.Request, in any, edit func(cfg *config.Config) error) {
+	rev, err := ifMatch(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if in != nil {
 		if err := decode(w, r, in); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 	}
-	changes, err := s.b.Update(edit)
+	changes, now, err := s.b.Update(rev, edit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)})
+	s.applied(w, changes, now)
 }
 
 // updateService is update for a change to the service the path names:

@@ -85,9 +85,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
+	body := Error{Error: err.Error()}
 	var he httpError
 	var ve *config.ValidationError
+	var stale *StaleError
 	switch {
+	case errors.As(err, &stale):
+		status, body.Revision = http.StatusPreconditionFailed, stale.Current
+		w.Header().Set("ETag", ETag(stale.Current))
 	case errors.As(err, &he):
 		status = he.status
 	case errors.As(err, &ve):
@@ -96,7 +101,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusNotFound
 	}
 	s.log.Info("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-	writeJSON(w, status, Error{Error: err.Error()})
+	writeJSON(w, status, body)
 }
 
 // readBody reads the whole request body. One longer than MaxBody is an
@@ -143,21 +148,26 @@ func (s *server) getVersion(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *server) getConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.b.Config())
+	cfg, rev := s.b.ConfigRevision()
+	w.Header().Set("ETag", ETag(rev))
+	writeJSON(w, http.StatusOK, cfg)
 }
 
-// applyConfig applies cfg and answers with what changed.
-func (s *server) applyConfig(w http.ResponseWriter, r *http.Request, cfg *config.Config) {
-	changes, err := s.b.Apply(cfg)
+// applied answers a write the backend made: what changed, and the
+// revision in force as the ETag.
+func (s *server) applied(w http.ResponseWriter, changes config.Changes, rev uint64) {
+	w.Header().Set("ETag", ETag(rev))
+	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes), Revision: rev})
+}
+
+// apply applies a whole configuration file (YAML) if the If-Match
+// revision, when there is one, is still in force.
+func (s *server) apply(w http.ResponseWriter, r *http.Request) {
+	rev, err := ifMatch(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	res := ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (s *server) apply(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(w, r)
 	if err != nil {
 		s.fail(w, r, err)
@@ -168,7 +178,12 @@ func (s *server) apply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("%v", err))
 		return
 	}
-	s.applyConfig(w, r, cfg)
+	changes, now, err := s.b.Apply(cfg, rev)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.applied(w, changes, now)
 }
 
 func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +193,8 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	names := map[string]string{}
-	for _, svc := range s.b.Config().Services {
+	cfg, _ := s.b.ConfigRevision()
+	for _, svc := range cfg.Services {
 		names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)] = svc.Name
 	}
 	out := make([]Service, 0, len(st))

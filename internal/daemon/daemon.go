@@ -56,6 +56,7 @@ type Daemon struct {
 	mu    sync.Mutex // serialises changes
 	cfg   *config.Config
 	cur   *config.Desired
+	rev   api.RevisionCounter // of cfg
 	addrs hostAddrSet
 
 	health        *health.Monitor
@@ -229,7 +230,7 @@ func ensureBPFFS(dir string) error {
 func (d *Daemon) reload() {
 	cfg, err := readConfig(d.opts.ConfigPath)
 	if err == nil {
-		_, err = d.Apply(cfg)
+		_, _, err = d.Apply(cfg, 0)
 	}
 	if err != nil {
 		d.log.Error("reload refused, configuration unchanged", "config", d.opts.ConfigPath, "err", err)
@@ -246,29 +247,35 @@ func readConfig(path string) (*config.Config, error) {
 	return config.Parse(b)
 }
 
-// Config implements api.Backend: a deep copy of the configuration in force.
-func (d *Daemon) Config() *config.Config {
+// ConfigRevision implements api.Backend: a deep copy of the configuration
+// in force and its revision.
+func (d *Daemon) ConfigRevision() (*config.Config, uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cfg.Clone()
+	return d.cfg.Clone(), d.rev.Current()
 }
 
 // Apply implements api.Backend.
-func (d *Daemon) Apply(cfg *config.Config) (config.Changes, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.apply(cfg)
+func (d *Daemon) Apply(cfg *config.Config, ifRevision uint64) (config.Changes, uint64, error) {
+	return d.Update(ifRevision, func(c *config.Config) error {
+		*c = *cfg
+		return nil
+	})
 }
 
 // Update implements api.Backend.
-func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, error) {
+func (d *Daemon) Update(ifRevision uint64, edit func(cfg *config.Config) error) (config.Changes, uint64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.rev.Check(ifRevision); err != nil {
+		return config.Changes{}, d.rev.Current(), err
+	}
 	cfg := d.cfg.Clone()
 	if err := edit(cfg); err != nil {
-		return config.Changes{}, err
+		return config.Changes{}, d.rev.Current(), err
 	}
-	return d.apply(cfg)
+	changes, err := d.apply(cfg)
+	return changes, d.rev.Current(), err
 }
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
@@ -277,6 +284,7 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	if err != nil {
 		return changes, err
 	}
+	d.rev.Applied(d.cfg, cfg)
 	d.cfg, d.cur = cfg.Clone(), want
 	d.syncHealth(want)
 	d.syncNeighbours(want)
