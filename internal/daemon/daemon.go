@@ -58,6 +58,9 @@ type Daemon struct {
 	cur   *config.Desired
 	rev   api.RevisionCounter // of cfg
 	addrs hostAddrSet
+	// fileMode is the xdp_mode of the file the daemon started with,
+	// which --xdp-mode (opts.Mode) overrode (mode.go).
+	fileMode string
 
 	health        *health.Monitor
 	healthChanges atomic.Uint64 // reals that went up or down
@@ -83,6 +86,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
+	fileMode := cfg.XDPMode
 	if opts.Mode != "" {
 		cfg.XDPMode = opts.Mode
 	}
@@ -93,7 +97,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := interfacesExist(want.Interfaces); err != nil {
 		return &ConfigError{fmt.Errorf("%s: %w", opts.ConfigPath, err)}
 	}
-	d := &Daemon{opts: opts, log: opts.Log}
+	d := &Daemon{opts: opts, log: opts.Log, fileMode: fileMode}
 	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
 		d.stop()
@@ -280,6 +284,9 @@ func (d *Daemon) Update(ifRevision uint64, edit func(cfg *config.Config) error) 
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
 func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
+	if err := overrideMode(cfg, d.opts.Mode, d.fileMode); err != nil {
+		return config.Changes{}, err
+	}
 	want, changes, err := apply.Config(d.dp, d.cur, cfg)
 	if err != nil {
 		return changes, err
