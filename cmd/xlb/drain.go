@@ -50,7 +50,7 @@ Connections end as their clients close them or as they time out.`,
 			cl := c.client()
 			path := api.ServicePath(proto, sap.Addr().String(), int(sap.Port()))
 			realPath := fmt.Sprintf("%s/reals/%s/%d", path, rp.Addr(), rp.Port())
-			if _, err := cl.Change(cmd.Context(), http.MethodPut, realPath, api.WeightChange{Weight: 0}); err != nil {
+			if _, err := cl.Change(cmd.Context(), http.MethodPut, realPath, api.Weight(0)); err != nil {
 				return daemonError(err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
@@ -140,21 +139,11 @@ func runIpvsadmCommand(ctx context.Context, env ipvsadmEnv, c *ipvsadm.Command) 
 }
 
 // ipvsadmApply edits the configuration in force and applies the result in
-// one apply: the whole edit or nothing. A change made by someone else
-// between the read and the apply is lost, as with xlb apply.
+// one apply: the whole edit or nothing. The apply is made against the
+// revision read (If-Match): when someone else changed the configuration
+// in between, the edit is redone on the new one, so no change is lost.
 func ipvsadmApply(ctx context.Context, cl *api.Client, edit func(*config.Config) error) error {
-	cfg, err := cl.Config(ctx)
-	if err != nil {
-		return err
-	}
-	if err := edit(cfg); err != nil {
-		return err
-	}
-	doc, err := yaml.Marshal(cfg)
-	if err != nil {
-		return fmt.Errorf("encode configuration: %w", err)
-	}
-	_, err = cl.Apply(ctx, doc)
+	_, err := cl.Edit(ctx, edit)
 	return err
 }
 

@@ -105,7 +105,7 @@ func newRealCmd(g *globalFlags) *cobra.Command {
 					if !cmd.Flags().Changed("weight") {
 						return usageError{fmt.Errorf("nothing to edit: give --weight")}
 					}
-					return change(cmd, g, &c, http.MethodPut, realPath, api.WeightChange{Weight: weight})
+					return change(cmd, g, &c, http.MethodPut, realPath, api.Weight(weight))
 				}
 				return change(cmd, g, &c, http.MethodDelete, realPath, nil)
 			},

@@ -12,7 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/xlb-dev/xlb/internal/config"
 )
@@ -37,10 +41,12 @@ func NewClient(socket string) *Client {
 	}}
 }
 
-// StatusError is an error the daemon answered with.
+// StatusError is an error the daemon answered with. Revision is the
+// revision in force the daemon names in a 412 (a stale If-Match).
 type StatusError struct {
-	Status  int
-	Message string
+	Status   int
+	Message  string
+	Revision uint64
 }
 
 func (e *StatusError) Error() string { return e.Message }
@@ -52,37 +58,59 @@ func IsClientError(err error) bool {
 	return errors.As(err, &se) && se.Status >= 400 && se.Status < 500
 }
 
-func (c *Client) do(ctx context.Context, method, path, contentType string, body io.Reader, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, "http://xlb"+path, body)
+// IsStale tells whether err is the daemon refusing a write because the
+// configuration is no longer at the revision it was made against (412).
+func IsStale(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.Status == http.StatusPreconditionFailed
+}
+
+// request is one request to the daemon.
+type request struct {
+	method, path string
+	contentType  string
+	body         io.Reader
+	ifRevision   uint64 // sent as If-Match when not 0
+	out          any    // the answer's JSON is decoded into it when not nil
+}
+
+// do sends req and returns the revision the answer's ETag names (0 when
+// it has none).
+func (c *Client) do(ctx context.Context, req request) (uint64, error) {
+	hreq, err := http.NewRequestWithContext(ctx, req.method, "http://xlb"+req.path, req.body)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+	if req.contentType != "" {
+		hreq.Header.Set("Content-Type", req.contentType)
 	}
-	resp, err := c.http.Do(req)
+	if req.ifRevision != 0 {
+		hreq.Header.Set("If-Match", ETag(req.ifRevision))
+	}
+	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("daemon at %s: %w", c.socket, err)
+		return 0, fmt.Errorf("daemon at %s: %w", c.socket, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("read daemon answer: %w", err)
+		return 0, fmt.Errorf("read daemon answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e Error
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = fmt.Sprintf("daemon answered %s", resp.Status)
 		}
-		return &StatusError{Status: resp.StatusCode, Message: e.Error}
+		return 0, &StatusError{Status: resp.StatusCode, Message: e.Error, Revision: e.Revision}
 	}
-	if out == nil {
-		return nil
+	rev, _ := strconv.ParseUint(strings.Trim(resp.Header.Get("ETag"), `"`), 10, 64)
+	if req.out == nil {
+		return rev, nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decode daemon answer: %w", err)
+	if err := json.Unmarshal(data, req.out); err != nil {
+		return 0, fmt.Errorf("decode daemon answer: %w", err)
 	}
-	return nil
+	return rev, nil
 }
 
 func (c *Client) send(ctx context.Context, method, path string, in, out any) error {
@@ -94,7 +122,8 @@ func (c *Client) send(ctx context.Context, method, path string, in, out any) err
 		}
 		body = bytes.NewReader(b)
 	}
-	return c.do(ctx, method, path, "application/json", body, out)
+	_, err := c.do(ctx, request{method: method, path: path, contentType: "application/json", body: body, out: out})
+	return err
 }
 
 // ServicePath is the API path of a service.
@@ -110,14 +139,65 @@ func (c *Client) Version(ctx context.Context) (Version, error) {
 
 // Config returns the configuration in force.
 func (c *Client) Config(ctx context.Context) (*config.Config, error) {
-	var cfg config.Config
-	return &cfg, c.send(ctx, http.MethodGet, "/v1/config", nil, &cfg)
+	cfg, _, err := c.ConfigRevision(ctx)
+	return cfg, err
 }
 
-// Apply applies a whole configuration file's contents.
-func (c *Client) Apply(ctx context.Context, yaml []byte) (ApplyResult, error) {
+// ConfigRevision returns the configuration in force and its revision,
+// for ApplyIf.
+func (c *Client) ConfigRevision(ctx context.Context) (*config.Config, uint64, error) {
+	var cfg config.Config
+	rev, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/config", out: &cfg})
+	return &cfg, rev, err
+}
+
+// Apply applies a whole configuration file's contents, whatever the
+// configuration in force is (last writer wins).
+func (c *Client) Apply(ctx context.Context, doc []byte) (ApplyResult, error) {
+	return c.ApplyIf(ctx, doc, 0)
+}
+
+// ApplyIf applies a whole configuration file's contents if the
+// configuration in force is still at revision rev (0: whatever it is);
+// else the daemon changes nothing and the error is IsStale.
+func (c *Client) ApplyIf(ctx context.Context, doc []byte, rev uint64) (ApplyResult, error) {
 	var res ApplyResult
-	return res, c.do(ctx, http.MethodPost, "/v1/apply", "application/yaml", bytes.NewReader(yaml), &res)
+	_, err := c.do(ctx, request{method: http.MethodPost, path: "/v1/apply", contentType: "application/yaml",
+		body: bytes.NewReader(doc), ifRevision: rev, out: &res})
+	return res, err
+}
+
+// EditAttempts bounds how many times Edit reads, edits and writes the
+// configuration when others keep changing it in between.
+const EditAttempts = 10
+
+// Edit reads the configuration in force, applies edit to it and applies
+// the result if nobody changed the configuration in between (If-Match).
+// When someone did, it reads again and redoes the edit, up to
+// EditAttempts times: edit must work from the configuration it is
+// given, each time a fresh copy. A change made by someone else is never
+// lost; an error from edit is returned as is, and nothing is changed.
+func (c *Client) Edit(ctx context.Context, edit func(*config.Config) error) (ApplyResult, error) {
+	var stale error
+	for range EditAttempts {
+		cfg, rev, err := c.ConfigRevision(ctx)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		if err := edit(cfg); err != nil {
+			return ApplyResult{}, err
+		}
+		doc, err := yaml.Marshal(cfg)
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("encode configuration: %w", err)
+		}
+		res, err := c.ApplyIf(ctx, doc, rev)
+		if !IsStale(err) {
+			return res, err
+		}
+		stale = err
+	}
+	return ApplyResult{}, fmt.Errorf("the configuration changed under each of %d attempts to edit it, nothing changed: %w", EditAttempts, stale)
 }
 
 // Services lists the services with their reals and counters.

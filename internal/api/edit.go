@@ -3,12 +3,13 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
@@ -18,10 +19,14 @@ import (
 // configuration in force through Backend.Update, so that concurrent
 // requests never lose each other's changes, and answer like an apply.
 
-// WeightChange is the body of a real's edit.
+// WeightChange is the body of a real's edit: a weight left out (or
+// null) keeps the real's weight.
 type WeightChange struct {
-	Weight int `json:"weight"`
+	Weight *int `json:"weight,omitempty"`
 }
+
+// Weight returns a WeightChange that sets weight w.
+func Weight(w int) WeightChange { return WeightChange{Weight: &w} }
 
 // LocalIP is the body that adds a local IP.
 type LocalIP struct {
@@ -29,20 +34,26 @@ type LocalIP struct {
 }
 
 // update decodes the body into in (when not nil), then applies edit to a
-// copy of the configuration in force and answers with what changed.
+// copy of the configuration in force, if the If-Match revision (when
+// given) is still in force, and answers with what changed.
 func (s *server) update(w http.ResponseWriter, r *http.Request, in any, edit func(cfg *config.Config) error) {
-	if in != nil {
-		if err := decode(r, in); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	changes, err := s.b.Update(edit)
+	rev, err := ifMatch(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)})
+	if in != nil {
+		if err := decode(w, r, in); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	changes, now, err := s.b.Update(rev, edit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.applied(w, changes, now)
 }
 
 // updateService is update for a change to the service the path names:
@@ -112,18 +123,39 @@ func (s *server) addService(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// editService merges the body into the service: the fields it names
-// change, the others (its reals, say) stay.
+// editService sets the fields the body names in the service, each
+// replaced whole (a health_check, the list of reals); the others stay.
 func (s *server) editService(w http.ResponseWriter, r *http.Request) {
 	var body json.RawMessage
 	s.updateService(w, r, &body, func(cfg *config.Config, i int) error {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg.Services[i]); err != nil {
-			return badRequest("request body: %v", err)
-		}
-		return nil
+		return mergeService(&cfg.Services[i], body)
 	})
+}
+
+// mergeService sets in svc the fields the JSON object body names, with
+// their values in body (null: the default). A field is replaced whole,
+// never merged with the value it had: decoding into the service itself
+// would keep, in a reals list given anew, the weights of the reals that
+// were there before at the same positions.
+func mergeService(svc *config.Service, body []byte) error {
+	var named map[string]json.RawMessage
+	if err := json.Unmarshal(body, &named); err != nil {
+		return badRequest("request body: want a JSON object of service fields: %v", err)
+	}
+	var given config.Service
+	if err := decodeJSON(body, &given); err != nil {
+		return err
+	}
+	dst, src := reflect.ValueOf(svc).Elem(), reflect.ValueOf(&given).Elem()
+	for i := range dst.NumField() {
+		field, _, _ := strings.Cut(dst.Type().Field(i).Tag.Get("json"), ",")
+		for key := range named {
+			if strings.EqualFold(key, field) { // as encoding/json matches keys
+				dst.Field(i).Set(src.Field(i))
+			}
+		}
+	}
+	return nil
 }
 
 func (s *server) delService(w http.ResponseWriter, r *http.Request) {
@@ -146,6 +178,8 @@ func (s *server) addReal(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// editReal sets the real's weight when the body gives one: a body
+// without it ({}) changes nothing.
 func (s *server) editReal(w http.ResponseWriter, r *http.Request) {
 	var change WeightChange
 	s.updateService(w, r, &change, func(cfg *config.Config, i int) error {
@@ -153,7 +187,9 @@ func (s *server) editReal(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		cfg.Services[i].Reals[j].Weight = &change.Weight
+		if change.Weight != nil {
+			cfg.Services[i].Reals[j].Weight = change.Weight
+		}
 		return nil
 	})
 }

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +17,9 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// maxBody bounds request bodies (a configuration file included).
-const maxBody = 4 << 20
+// MaxBody bounds request bodies (a configuration file included): a
+// longer body is refused whole with 413, never cut and parsed.
+const MaxBody = 4 << 20
 
 // Handler returns the API's routes over b; version is reported by
 // /v1/version.
@@ -83,9 +85,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
+	body := Error{Error: err.Error()}
 	var he httpError
 	var ve *config.ValidationError
+	var stale *StaleError
 	switch {
+	case errors.As(err, &stale):
+		status, body.Revision = http.StatusPreconditionFailed, stale.Current
+		w.Header().Set("ETag", ETag(stale.Current))
 	case errors.As(err, &he):
 		status = he.status
 	case errors.As(err, &ve):
@@ -94,14 +101,44 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusNotFound
 	}
 	s.log.Info("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-	writeJSON(w, status, Error{Error: err.Error()})
+	writeJSON(w, status, body)
 }
 
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody))
+// readBody reads the whole request body. One longer than MaxBody is an
+// error that answers 413: a body cut at the limit could still parse
+// (port 8080 read as 8) and an apply of it would remove what followed.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, httpError{http.StatusRequestEntityTooLarge,
+			fmt.Errorf("request body: larger than the limit of %d bytes (%d MiB); nothing changed", tooLarge.Limit, tooLarge.Limit>>20)}
+	case err != nil:
+		return nil, badRequest("read request body: %v", err)
+	}
+	return body, nil
+}
+
+// decode reads the request body as one JSON value into v: an unknown
+// field, or anything after the value, is an error.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// decodeJSON decodes data, one JSON value and nothing else, into v.
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return badRequest("request body: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("request body: more data after the JSON value")
 	}
 	return nil
 }
@@ -111,24 +148,29 @@ func (s *server) getVersion(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *server) getConfig(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.b.Config())
+	cfg, rev := s.b.ConfigRevision()
+	w.Header().Set("ETag", ETag(rev))
+	writeJSON(w, http.StatusOK, cfg)
 }
 
-// applyConfig applies cfg and answers with what changed.
-func (s *server) applyConfig(w http.ResponseWriter, r *http.Request, cfg *config.Config) {
-	changes, err := s.b.Apply(cfg)
+// applied answers a write the backend made: what changed, and the
+// revision in force as the ETag.
+func (s *server) applied(w http.ResponseWriter, changes config.Changes, rev uint64) {
+	w.Header().Set("ETag", ETag(rev))
+	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes), Revision: rev})
+}
+
+// apply applies a whole configuration file (YAML) if the If-Match
+// revision, when there is one, is still in force.
+func (s *server) apply(w http.ResponseWriter, r *http.Request) {
+	rev, err := ifMatch(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	res := ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes)}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (s *server) apply(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, err := readBody(w, r)
 	if err != nil {
-		s.fail(w, r, badRequest("read configuration: %v", err))
+		s.fail(w, r, err)
 		return
 	}
 	cfg, err := config.Parse(body)
@@ -136,7 +178,12 @@ func (s *server) apply(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, badRequest("%v", err))
 		return
 	}
-	s.applyConfig(w, r, cfg)
+	changes, now, err := s.b.Apply(cfg, rev)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.applied(w, changes, now)
 }
 
 func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
@@ -146,7 +193,8 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	names := map[string]string{}
-	for _, svc := range s.b.Config().Services {
+	cfg, _ := s.b.ConfigRevision()
+	for _, svc := range cfg.Services {
 		names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)] = svc.Name
 	}
 	out := make([]Service, 0, len(st))

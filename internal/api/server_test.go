@@ -84,13 +84,13 @@ func TestChanges(t *testing.T) {
 			func(c *config.Config) string { return want(len(c.Services[0].Reals) == 2, "2 reals") }},
 		{"add real of the other family", "POST", svc + "/reals", config.Real{Address: "2001:db8::2", Port: 8080}, 400, "services[0].reals[1].address", nil},
 		{"add existing real", "POST", svc + "/reals", config.Real{Address: "198.51.100.1", Port: 8080}, 409, "exists", nil},
-		{"weight out of range", "PUT", svc + "/reals/198.51.100.1/8080", api.WeightChange{Weight: 100000}, 400, "services[0].reals[0].weight", nil},
-		{"drain real", "PUT", svc + "/reals/198.51.100.1/8080", api.WeightChange{Weight: 0}, 200, "",
+		{"weight out of range", "PUT", svc + "/reals/198.51.100.1/8080", api.Weight(100000), 400, "services[0].reals[0].weight", nil},
+		{"drain real", "PUT", svc + "/reals/198.51.100.1/8080", api.Weight(0), 200, "",
 			func(c *config.Config) string {
 				w := c.Services[0].Reals[0].Weight
 				return want(w != nil && *w == 0, "weight 0")
 			}},
-		{"edit missing real", "PUT", svc + "/reals/198.51.100.9/8080", api.WeightChange{Weight: 2}, 404, "no real", nil},
+		{"edit missing real", "PUT", svc + "/reals/198.51.100.9/8080", api.Weight(2), 404, "no real", nil},
 		{"delete real", "DELETE", svc + "/reals/198.51.100.1/8080", nil, 200, "",
 			func(c *config.Config) string { return want(len(c.Services[0].Reals) == 0, "no reals") }},
 		{"add local IP", "POST", svc + "/laddrs", api.LocalIP{Address: "198.51.100.253"}, 200, "",

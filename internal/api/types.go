@@ -9,17 +9,21 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// Backend is what the server serves: the daemon.
+// Backend is what the server serves: the daemon. Its writes take the
+// revision the writer read (If-Match; 0 for none) and refuse with a
+// *StaleError, changing nothing, when another is in force; they return
+// the revision in force after them (see RevisionCounter).
 type Backend interface {
-	// Config returns a copy of the configuration in force.
-	Config() *config.Config
+	// ConfigRevision returns a copy of the configuration in force and
+	// its revision, read together.
+	ConfigRevision() (*config.Config, uint64)
 	// Apply validates cfg, applies its difference with the configuration
 	// in force and returns what changed; on error nothing changed.
-	Apply(cfg *config.Config) (config.Changes, error)
+	Apply(cfg *config.Config, ifRevision uint64) (config.Changes, uint64, error)
 	// Update applies edit to a copy of the configuration in force and
 	// then applies the result, both under one lock; when edit fails,
 	// nothing changed and its error is returned.
-	Update(edit func(cfg *config.Config) error) (config.Changes, error)
+	Update(ifRevision uint64, edit func(cfg *config.Config) error) (config.Changes, uint64, error)
 	// Status returns the services with their reals and counters.
 	Status() ([]loadbalancer.ServiceStatus, error)
 	// Conns returns the connection entries; fn returns false to stop.
@@ -100,15 +104,19 @@ type Conn struct {
 	IdleSecs float64                `json:"idle_seconds"`
 }
 
-// ApplyResult says what an apply changed.
+// ApplyResult says what an apply changed, and the revision of the
+// configuration in force after it (also sent as the ETag).
 type ApplyResult struct {
-	Changed bool     `json:"changed"`
-	Changes []string `json:"changes"`
+	Changed  bool     `json:"changed"`
+	Changes  []string `json:"changes"`
+	Revision uint64   `json:"revision"`
 }
 
-// Error is the body of every error response.
+// Error is the body of every error response. Revision is the revision in
+// force, sent with 412 Precondition Failed (a stale If-Match).
 type Error struct {
-	Error string `json:"error"`
+	Error    string `json:"error"`
+	Revision uint64 `json:"revision,omitempty"`
 }
 
 // Version is the daemon's version.

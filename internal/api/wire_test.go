@@ -4,11 +4,8 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
-	"net/http"
 	"net/netip"
 	"testing"
 	"time"
@@ -49,9 +46,7 @@ func TestWire(t *testing.T) {
 		{Proto: loadbalancer.UDP, From: netip.MustParseAddrPort("[2001:db8::1]:53"), To: netip.MustParseAddrPort("[2001:db8::fe]:40001"),
 			Peer: netip.MustParseAddrPort("[2001:db8:1::7]:5353"), Reverse: true, State: loadbalancer.StateUDP},
 	}
-	hc := http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-	}}}
+	hc := rawClient(sock)
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/services", `[{"vip":"192.0.2.10","port":80,"protocol":"tcp","scheduler":"wrr","mode":"fullnat","persistent":300,` +
 			`"netmask":"255.255.255.0","local_ips":["198.51.100.254"],"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0},` +

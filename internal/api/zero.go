@@ -21,7 +21,7 @@ type ZeroRequest struct {
 func (s *server) zeroCounters(w http.ResponseWriter, r *http.Request) {
 	var req ZeroRequest
 	if r.ContentLength != 0 {
-		if err := decode(r, &req); err != nil {
+		if err := decode(w, r, &req); err != nil {
 			s.fail(w, r, err)
 			return
 		}

@@ -60,7 +60,11 @@ type Daemon struct {
 	mu    sync.Mutex // serialises changes
 	cfg   *config.Config
 	cur   *config.Desired
+	rev   api.RevisionCounter // of cfg
 	addrs hostAddrSet
+	// fileMode is the xdp_mode of the file the daemon started with,
+	// which --xdp-mode (opts.Mode) overrode (mode.go).
+	fileMode string
 
 	record   *hoststate.Record // what the daemon added to the host (lifecycle.go)
 	tookOver bool              // the data path was pinned by an earlier run
@@ -95,6 +99,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
+	fileMode := cfg.XDPMode
 	if opts.Mode != "" {
 		cfg.XDPMode = opts.Mode
 	}
@@ -110,7 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
-	d := &Daemon{opts: opts, log: opts.Log}
+	d := &Daemon{opts: opts, log: opts.Log, fileMode: fileMode}
 	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
 		d.abort()
@@ -181,7 +186,7 @@ func interfacesExist(names []string) error {
 func (d *Daemon) reload() {
 	cfg, err := readConfig(d.opts.ConfigPath)
 	if err == nil {
-		_, err = d.Apply(cfg)
+		_, _, err = d.Apply(cfg, 0)
 	}
 	if err != nil {
 		d.log.Error("reload refused, configuration unchanged", "config", d.opts.ConfigPath, "err", err)
@@ -198,29 +203,35 @@ func readConfig(path string) (*config.Config, error) {
 	return config.Parse(b)
 }
 
-// Config implements api.Backend: a deep copy of the configuration in force.
-func (d *Daemon) Config() *config.Config {
+// ConfigRevision implements api.Backend: a deep copy of the configuration
+// in force and its revision.
+func (d *Daemon) ConfigRevision() (*config.Config, uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cfg.Clone()
+	return d.cfg.Clone(), d.rev.Current()
 }
 
 // Apply implements api.Backend.
-func (d *Daemon) Apply(cfg *config.Config) (config.Changes, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.apply(cfg)
+func (d *Daemon) Apply(cfg *config.Config, ifRevision uint64) (config.Changes, uint64, error) {
+	return d.Update(ifRevision, func(c *config.Config) error {
+		*c = *cfg
+		return nil
+	})
 }
 
 // Update implements api.Backend.
-func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, error) {
+func (d *Daemon) Update(ifRevision uint64, edit func(cfg *config.Config) error) (config.Changes, uint64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.rev.Check(ifRevision); err != nil {
+		return config.Changes{}, d.rev.Current(), err
+	}
 	cfg := d.cfg.Clone()
 	if err := edit(cfg); err != nil {
-		return config.Changes{}, err
+		return config.Changes{}, d.rev.Current(), err
 	}
-	return d.apply(cfg)
+	changes, err := d.apply(cfg)
+	return changes, d.rev.Current(), err
 }
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
@@ -230,6 +241,9 @@ func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, er
 // that cannot be removed stays recorded and is retried at the next apply
 // and at stop.
 func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
+	if err := overrideMode(cfg, d.opts.Mode, d.fileMode); err != nil {
+		return config.Changes{}, err
+	}
 	if next, err := cfg.Desired(); err == nil {
 		if err := d.addrs.add(hostAddrs(next)); err != nil {
 			return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
@@ -244,6 +258,7 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		d.syncNeighbours(d.cur)
 		return changes, err
 	}
+	d.rev.Applied(d.cfg, cfg)
 	d.cfg, d.cur = cfg.Clone(), want
 	d.syncHealth(want)
 	d.syncNeighbours(want)

@@ -67,7 +67,7 @@ func (c *Command) Request() (Request, error) {
 		return Request{http.MethodPost, c.servicePath() + "/reals",
 			config.Real{Address: c.Real.Addr().String(), Port: int(c.Real.Port()), Weight: &w}}, nil
 	case EditReal:
-		return Request{http.MethodPut, c.realPath(), api.WeightChange{Weight: c.Weight}}, nil
+		return Request{http.MethodPut, c.realPath(), api.Weight(c.Weight)}, nil
 	case DeleteReal:
 		return Request{http.MethodDelete, c.realPath(), nil}, nil
 	case AddLaddr:

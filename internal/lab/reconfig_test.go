@@ -222,7 +222,7 @@ func (m *realModel) plan(streamReal string, others []string, n int) []change {
 		if m.weight[name] == w { // every change changes something
 			w = (w + 1) % 5
 		}
-		out = append(out, change{http.MethodPut, realPath(name), api.WeightChange{Weight: w}})
+		out = append(out, change{http.MethodPut, realPath(name), api.Weight(w)})
 		m.weight[name] = w
 	}
 	// each round adds at most 2 changes, the final ones at most 4

@@ -31,6 +31,7 @@ type Backend struct {
 	cfg     *config.Config
 	cur     *config.Desired
 	applies int
+	rev     api.RevisionCounter
 
 	// ConnEntries are what Conns lists.
 	ConnEntries []loadbalancer.ConnEntry
@@ -50,10 +51,10 @@ func NewBackend(yaml string) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: &config.Config{}, cur: &config.Desired{Interfaces: want.Interfaces, Mode: want.Mode}}
-	if _, err := b.Apply(cfg); err != nil {
+	if _, err := b.apply(cfg); err != nil {
 		return nil, err
 	}
-	b.applies = 0
+	b.applies, b.rev = 0, api.RevisionCounter{}
 	return b, nil
 }
 
@@ -64,36 +65,49 @@ func (b *Backend) Applies() int {
 	return b.applies
 }
 
-// Config implements api.Backend.
+// Config returns a copy of the configuration in force.
 func (b *Backend) Config() *config.Config {
+	cfg, _ := b.ConfigRevision()
+	return cfg
+}
+
+// ConfigRevision implements api.Backend.
+func (b *Backend) ConfigRevision() (*config.Config, uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.cfg.Clone()
+	return b.cfg.Clone(), b.rev.Current()
 }
 
 // Apply implements api.Backend.
-func (b *Backend) Apply(cfg *config.Config) (config.Changes, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.apply(cfg)
+func (b *Backend) Apply(cfg *config.Config, ifRevision uint64) (config.Changes, uint64, error) {
+	return b.Update(ifRevision, func(c *config.Config) error {
+		*c = *cfg
+		return nil
+	})
 }
 
 // Update implements api.Backend.
-func (b *Backend) Update(edit func(*config.Config) error) (config.Changes, error) {
+func (b *Backend) Update(ifRevision uint64, edit func(*config.Config) error) (config.Changes, uint64, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.rev.Check(ifRevision); err != nil {
+		return config.Changes{}, b.rev.Current(), err
+	}
 	cfg := b.cfg.Clone()
 	if err := edit(cfg); err != nil {
-		return config.Changes{}, err
+		return config.Changes{}, b.rev.Current(), err
 	}
-	return b.apply(cfg)
+	changes, err := b.apply(cfg)
+	return changes, b.rev.Current(), err
 }
 
+// apply moves the in-memory data path to cfg; b.mu is held.
 func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
 	want, changes, err := apply.Config(&b.dp, b.cur, cfg)
 	if err != nil {
 		return changes, err
 	}
+	b.rev.Applied(b.cfg, cfg)
 	b.cfg, b.cur = cfg.Clone(), want
 	b.applies++
 	return changes, nil
@@ -155,6 +169,13 @@ func (b *Backend) Stats() (api.Stats, error) {
 // socket's path.
 func Serve(t testing.TB, yaml string) (*Backend, string) {
 	t.Helper()
+	return ServeWrapped(t, yaml, nil)
+}
+
+// ServeWrapped is Serve with the API's handler wrapped by wrap (when not
+// nil), for tests that watch or interleave requests.
+func ServeWrapped(t testing.TB, yaml string, wrap func(b *Backend, h http.Handler) http.Handler) (*Backend, string) {
+	t.Helper()
 	b, err := NewBackend(yaml)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +185,11 @@ func Serve(t testing.TB, yaml string) (*Backend, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: api.Handler(b, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	h := api.Handler(b, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if wrap != nil {
+		h = wrap(b, h)
+	}
+	srv := &http.Server{Handler: h}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return b, sock
