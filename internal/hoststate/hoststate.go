@@ -133,24 +133,21 @@ func (k key) entry() (Entry, bool) {
 
 // Add records e; call it before making the change.
 func (r *Record) Add(e Entry) error {
-	e.Addr = e.Addr.Unmap()
-	k, err := keyOf(e)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m != nil {
-		if err := r.m.Put(k, uint32(1)); err != nil {
-			return fmt.Errorf("record %s: %w", e, err)
-		}
-	}
-	r.mem[e] = true
-	return nil
+	return r.update(e, "record", func(k key) error { return r.m.Put(k, uint32(1)) }, func(e Entry) { r.mem[e] = true })
 }
 
 // Remove forgets e; call it after undoing the change.
 func (r *Record) Remove(e Entry) error {
+	return r.update(e, "forget", func(k key) error {
+		if err := r.m.Delete(k); !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return err
+		}
+		return nil
+	}, func(e Entry) { delete(r.mem, e) })
+}
+
+// update writes e's change to the pinned map (if any), then to memory.
+func (r *Record) update(e Entry, verb string, pinned func(key) error, mem func(Entry)) error {
 	e.Addr = e.Addr.Unmap()
 	k, err := keyOf(e)
 	if err != nil {
@@ -159,11 +156,11 @@ func (r *Record) Remove(e Entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.m != nil {
-		if err := r.m.Delete(k); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("forget %s: %w", e, err)
+		if err := pinned(k); err != nil {
+			return fmt.Errorf("%s %s: %w", verb, e, err)
 		}
 	}
-	delete(r.mem, e)
+	mem(e)
 	return nil
 }
 
