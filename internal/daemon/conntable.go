@@ -16,15 +16,20 @@ import (
 
 // The connection tables' watch. The kernel's LRU evicts an entry to make
 // room for a new one without telling anyone, live connection or not. The
-// watch reads the tables' counters every tick and walks the tables every
-// few ticks, so that it knows how many entries are live (the counters
+// watch reads the tables' counters every tick and walks the tables now
+// and then, so that it knows how many entries are live (the counters
 // alone cannot tell: nothing deletes an expired entry, so a table that
 // has seen its size in entries stays full of them). It logs a warning
 // when the live entries pass connTableWarnAbove of a table, once, and
 // again only after they fell below connTableClearBelow.
 const (
-	connTableTick       = 10 * time.Second // counters read, warning checked
-	connTableWalkEvery  = 6                // ticks from one walk to the next
+	connTableTick = 10 * time.Second // counters read, warning checked
+	// A walk reads every entry: about a second of one CPU for two
+	// million. Walks are connTableWalkEvery apart at least, and at least
+	// connTableWalkShare times as long as the last one took, so that they
+	// never take more than 2% of one CPU however large the tables.
+	connTableWalkEvery  = time.Minute
+	connTableWalkShare  = 50
 	connTableWarnAbove  = 0.90
 	connTableClearBelow = 0.80
 )
@@ -164,13 +169,20 @@ func (w *connTableWatch) views(src connTableSource) ([]api.ConnTable, error) {
 	return out, nil
 }
 
-// connTableLoop checks the tables every connTableTick, walking them
-// every connTableWalkEvery ticks (the first check walks), until ctx ends.
+// connTableLoop checks the tables every connTableTick, walking them as
+// often as connTableWalkEvery and connTableWalkShare allow (the first
+// check walks), until ctx ends.
 func (d *Daemon) connTableLoop(ctx context.Context) {
 	tick := time.NewTicker(connTableTick)
 	defer tick.Stop()
-	for i := 0; ; i++ {
-		d.conntable.check(d.dp, i%connTableWalkEvery == 0, d.log, time.Now())
+	var nextWalk time.Time
+	for {
+		start := time.Now()
+		walk := !start.Before(nextWalk)
+		d.conntable.check(d.dp, walk, d.log, start)
+		if walk {
+			nextWalk = start.Add(max(connTableWalkEvery, connTableWalkShare*time.Since(start)))
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -193,8 +205,8 @@ func newConnTableMetrics() connTableMetrics {
 		maxEntries: desc("max_entries", "Size of the connection table (two entries per connection)."),
 		entries: desc("entries", "Entries the connection table holds by its counters (inserts minus removals, "+
 			"at most its size): live ones and expired ones the LRU has not evicted yet."),
-		live: desc("live_entries", "Entries within their timeout: the last walk of the table (every minute) "+
-			"plus the inserts since, minus the removals since."),
+		live: desc("live_entries", "Entries within their timeout: the last walk of the table (every minute or "+
+			"less often) plus the inserts since, minus the removals since."),
 		occupancy: desc("occupancy_ratio", "Live entries over the table's size; the daemon warns above 0.9."),
 		inserts:   desc("inserts_total", "Entries added to the connection table, two per new connection."),
 		removals:  desc("removals_total", "Entries xlb deleted itself (connection flushes, on_fail: reset)."),

@@ -156,7 +156,7 @@ xlb_conntrack_evictions_total{family="ipv6"} 0
 # TYPE xlb_conntrack_inserts_total counter
 xlb_conntrack_inserts_total{family="ipv4"} 300
 xlb_conntrack_inserts_total{family="ipv6"} 0
-# HELP xlb_conntrack_live_entries Entries within their timeout: the last walk of the table (every minute) plus the inserts since, minus the removals since.
+# HELP xlb_conntrack_live_entries Entries within their timeout: the last walk of the table (every minute or less often) plus the inserts since, minus the removals since.
 # TYPE xlb_conntrack_live_entries gauge
 xlb_conntrack_live_entries{family="ipv4"} 100
 xlb_conntrack_live_entries{family="ipv6"} 0

@@ -151,9 +151,9 @@ type ConnTableCount struct {
 
 // CountConnEntries walks both connection tables and counts their
 // entries, live and all. It reads every entry (32 bytes each for IPv4,
-// 56 for IPv6) in batches of connBatch: the cost of one `xlb list`
-// (Status walks the same way), in the order of 100 ms of one CPU for two
-// million entries. Call it seldom.
+// 56 for IPv6) in batches of connBatch: about as costly as Status, which
+// walks the same way, about a second of one CPU for two million entries.
+// Call it seldom.
 func (d *Datapath) CountConnEntries() ([]ConnTableCount, error) {
 	now, err := monotonicSeconds()
 	if err != nil {
