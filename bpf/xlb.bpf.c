@@ -163,8 +163,13 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	 * without one (a stray ACK, RST or FIN, a scan) is not forwarded */
 	if (t->proto == IPPROTO_TCP &&
 	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
-			       XLB_TCP_FIN)) != XLB_TCP_SYN)
+			       XLB_TCP_FIN)) != XLB_TCP_SYN) {
+		/* without even an expired entry: it was evicted or flushed
+		 * (or never there: a scan, a stray segment) */
+		if (pkt->ct_miss)
+			count_ct(family, CT_STAT_MISS_FORWARD);
 		return count_drop(DROP_TCP_NOT_SYN);
+	}
 	picked = pick_real(svc, t, now);
 	if (picked < 0)
 		return count_drop(DROP_NO_REAL);
@@ -199,6 +204,9 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		   t->proto);
 	if (ct_store(&key, family, fwd, BPF_ANY))
 		return count_drop(DROP_CT_FULL);
+	/* a new key, or one replacing an expired or closing entry */
+	if (pkt->ct_miss)
+		count_ct(family, CT_STAT_INSERTS);
 	return XLB_CONTINUE;
 }
 
@@ -214,6 +222,7 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	struct service *svc;
 	struct ct_entry *e;
 	union ct_key key;
+	__u32 flags;
 	int ret;
 
 	if (!dst_maybe_local(t))
@@ -222,7 +231,9 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
 		   t->proto);
 	e = ct_lookup(&key, family);
-	if (e && !ct_expired(e, pkt->now) && !ct_reopens(e, pkt)) {
+	if (!e)
+		pkt->ct_miss = 1;
+	else if (!ct_expired(e, pkt->now) && !ct_reopens(e, pkt)) {
 		if (e->flags & CT_F_REVERSE)
 			return reply_to_client(ctx, pkt, e, family);
 		ret = forward_to_real(ctx, pkt, e, false, family);
@@ -230,8 +241,11 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 			return ret;
 	}
 
-	if (!(dst_flags(t) & XLB_ADDR_VIP))
+	flags = dst_flags(t);
+	if (!(flags & XLB_ADDR_VIP)) {
+		ct_count_reply_miss(pkt, flags, family);
 		return XDP_PASS;
+	}
 	svc = service_lookup(t);
 	if (!svc)
 		return XDP_PASS;

@@ -126,6 +126,21 @@ static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
 	return ct_expired_after(e, now, 0);
 }
 
+/* ct_count_reply_miss counts a packet that found no entry although it
+ * is the reply of one of ours: to a local IP (not also a VIP), at a port
+ * of the local port range. Its connection's entries were evicted, flushed
+ * or never there (docs/datapath.md); an expired entry is not a miss. */
+static __always_inline void
+ct_count_reply_miss(const struct pkt *pkt, __u32 dst_flags, const __u8 family)
+{
+	__u16 port = bpf_ntohs(pkt->tuple.dport);
+
+	if (pkt->ct_miss &&
+	    (dst_flags & (XLB_ADDR_VIP | XLB_ADDR_LADDR)) == XLB_ADDR_LADDR &&
+	    port >= xlb_cfg.lport_min && port <= xlb_cfg.lport_max)
+		count_ct(family, CT_STAT_MISS_REPLY);
+}
+
 /* ct_hold_due tells whether a forward entry, seen last at last_seen, is
  * to refresh its reverse entry: once per XLB_CT_HOLD_PERIOD. */
 static __always_inline bool ct_hold_due(__u32 last_seen, __u32 now)
@@ -239,11 +254,15 @@ static __always_inline __be16 lport_alloc(__u32 laddr_id, __u8 family,
 		*cursor = (*cursor + 1) % span;
 		ct_key_set(key, family, real, laddr, rport, port, proto);
 		/* a free port costs one update; a held one a lookup more */
-		if (!ct_store(key, family, rev, BPF_NOEXIST))
+		if (!ct_store(key, family, rev, BPF_NOEXIST)) {
+			count_ct(family, CT_STAT_INSERTS);
 			return port;
+		}
 		held = ct_lookup(key, family);
 		if (held && !ct_expired_after(held, now, XLB_CT_HOLD_PERIOD))
 			continue;
+		/* replaces an expired entry: no insert (unless it was
+		 * evicted since the first try, which goes uncounted) */
 		if (ct_store(key, family, rev, BPF_ANY))
 			return 0;
 		return port;

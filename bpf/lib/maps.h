@@ -179,6 +179,7 @@ struct {
 const struct neigh_request *neigh_request_type __attribute__((unused));
 const enum xlb_drop_reason drop_reason_type __attribute__((unused));
 const enum xlb_event event_type __attribute__((unused));
+const enum xlb_ct_stat ct_stat_type __attribute__((unused));
 const enum xlb_sched sched_type __attribute__((unused));
 const enum ct_state ct_state_type __attribute__((unused));
 const enum xlb_addr_filter_consts addr_filter_type __attribute__((unused));
@@ -229,6 +230,15 @@ struct {
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } event_stats SEC(".maps");
+
+/* Connection-table counters (enum xlb_ct_stat), IPv4 then IPv6. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * XLB_CT_STAT_FAMILY_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ct_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

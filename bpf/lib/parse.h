@@ -46,8 +46,9 @@ struct pkt {
 	/* nat_rewrite leaves the checksum of a CHECKSUM_PARTIAL segment to
 	 * nat_finish: the checksum's offset in the L4 header, or 0 */
 	__u8 csum_off;
-	__u8 pad;
-	__u16 mtu; /* with XLB_TOO_BIG: the egress MTU the packet exceeds */
+	__u8 ct_miss; /* the connection lookup found no entry at all (an
+		       * expired one is not a miss): process_flow */
+	__u16 mtu;    /* with XLB_TOO_BIG: the egress MTU the packet exceeds */
 };
 
 #define XLB_TCP_FIN 0x01

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Per-CPU counters: drops by reason, verdicts, per service and per real. */
+/* Per-CPU counters: drops by reason, verdicts, per service and per real,
+ * connection-table events. */
 #ifndef XLB_STATS_H
 #define XLB_STATS_H
 
@@ -23,6 +24,20 @@ static __always_inline void count_event(enum xlb_event event)
 	__u32 key = event;
 	__u64 *n = bpf_map_lookup_elem(&event_stats, &key);
 
+	if (n)
+		*n += 1;
+}
+
+/* count_ct counts a connection-table event (enum xlb_ct_stat) of a
+ * family; family is a constant at every call. */
+static __always_inline void count_ct(const __u8 family, enum xlb_ct_stat stat)
+{
+	__u32 key = stat;
+	__u64 *n;
+
+	if (family == XLB_AF_INET6)
+		key += XLB_CT_STAT_FAMILY_SLOTS;
+	n = bpf_map_lookup_elem(&ct_stats, &key);
 	if (n)
 		*n += 1;
 }

@@ -210,6 +210,26 @@ enum xlb_event {
 
 #define XLB_EVENT_SLOTS 16 /* event_stats slots, room to grow pinned */
 
+/* Connection-table counters of one family; index of ct_stats, IPv6 ones
+ * XLB_CT_STAT_FAMILY_SLOTS further. The data path counts the first three.
+ * The Go owner counts what it adds and deletes itself in slots the data
+ * path never touches, so its writes lose no CPU's increment. Together they
+ * tell how full the table is (inserts minus removals) and when it has
+ * forgotten live connections (misses): docs/datapath.md. */
+enum xlb_ct_stat {
+	CT_STAT_INSERTS = 0,	  /* entries the data path added */
+	CT_STAT_MISS_REPLY = 1,	  /* packet to a local IP's port range found
+				   * no entry: a reply whose connection is gone */
+	CT_STAT_MISS_FORWARD = 2, /* TCP non-SYN to a service found no entry */
+	CT_STAT_CP_INSERTS = 3,	  /* entries the control plane added */
+	CT_STAT_CP_REMOVALS = 4,  /* entries the control plane deleted */
+	CT_STAT_MAX,
+};
+
+/* ct_stats slots of one family, room to grow pinned (the map holds two
+ * families' worth). */
+#define XLB_CT_STAT_FAMILY_SLOTS 8
+
 /* drop_stats slots: more than there are reasons, so that a new reason
  * does not change the pinned map's size. */
 #define XLB_DROP_SLOTS 64

@@ -100,7 +100,7 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 	var c clientFlags
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Show drops by reason, XDP verdicts and frames lost after a redirect",
+		Short: "Show drops by reason, XDP verdicts, frames lost after a redirect and the connection tables' occupancy",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := c.client().Stats(cmd.Context())
@@ -134,6 +134,8 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 			// What the data path sent back itself.
 			fmt.Fprintf(w, "icmp sent\tpackets\n")
 			fmt.Fprintf(w, "too_big\t%d\n", st.ICMPTooBigSent)
+			fmt.Fprintln(w, "\t")
+			writeConnTables(w, st.ConnTables)
 			return w.Flush()
 		},
 	}

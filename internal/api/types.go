@@ -50,6 +50,9 @@ type Stats struct {
 	// ICMPTooBigSent counts the ICMP fragmentation-needed and Packet Too
 	// Big errors the data path sent for packets above the egress MTU.
 	ICMPTooBigSent uint64 `json:"icmp_too_big_sent"`
+	// ConnTables are the IPv4 and IPv6 connection tables' occupancy and
+	// losses (conntable.go).
+	ConnTables []ConnTable `json:"conn_tables,omitempty"`
 }
 
 // Counters are packet, byte and connection counters (ipvsadm's columns).

@@ -74,6 +74,7 @@ type Daemon struct {
 
 	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
 	neigh     neighbours      // keeps next hops resolved (neigh.go)
+	conntable connTableWatch  // the connection tables' occupancy (conntable.go)
 }
 
 // Run starts the daemon and serves until ctx ends or a signal:
@@ -140,6 +141,7 @@ func Run(ctx context.Context, opts Options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go d.leastConnLoop(ctx)
+	go d.connTableLoop(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -292,6 +294,9 @@ func (d *Daemon) Stats() (api.Stats, error) {
 		st.Verdicts[v.String()] = n
 	}
 	if st.ICMPTooBigSent, err = d.dp.ICMPTooBigSent(); err != nil {
+		return api.Stats{}, err
+	}
+	if st.ConnTables, err = d.conntable.views(d.dp); err != nil {
 		return api.Stats{}, err
 	}
 	return d.withRedirectCounts(st)

@@ -35,6 +35,7 @@ type collector struct {
 	realUp                                       *prometheus.Desc
 	drops, verdicts, up, scrapeErrors            *prometheus.Desc
 	redirectTxFailed, redirectErrors, icmpTooBig *prometheus.Desc
+	conntable                                    connTableMetrics
 }
 
 var (
@@ -69,6 +70,7 @@ func newCollector(d counterSource) *collector {
 			"Redirects the kernel refused at once, lost silently (e.g. into a veth whose peer has no XDP program and GRO off, kernel 6.3+)."),
 		icmpTooBig: desc("icmp_too_big_sent_total",
 			"ICMP fragmentation-needed / Packet Too Big errors sent for packets above the egress MTU."),
+		conntable: newConnTableMetrics(),
 	}
 }
 
@@ -78,6 +80,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig} {
 		ch <- d
 	}
+	c.conntable.describe(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -121,6 +124,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.redirectTxFailed, stats.RedirectTxFailed)
 		counter(c.redirectErrors, stats.RedirectErrors)
 		counter(c.icmpTooBig, stats.ICMPTooBigSent)
+		c.conntable.collect(ch, stats.ConnTables)
 	}
 	for reason, n := range stats.Drops {
 		counter(c.drops, n, reason)

@@ -100,11 +100,7 @@ func walkBatches[K, V any](m *ebpf.Map, keys []K, vals []V, fn func(i int) bool)
 // DPVS's `ipvsadm -C` drops connections with the services). Connections
 // in flight are scheduled anew on their next packet.
 func (d *Datapath) FlushConns() error {
-	all := func(xlbCtEntry) (bool, bool) { return true, false }
-	if _, err := deleteEntries[xlbCt4Key](d.objs.Ct4, all); err != nil {
-		return fmt.Errorf("flush connections: %w", err)
-	}
-	if _, err := deleteEntries[xlbCt6Key](d.objs.Ct6, func(xlbCt6Entry) (bool, bool) { return true, false }); err != nil {
+	if _, err := d.deleteConns(func(xlbCtEntry) (bool, bool) { return true, false }); err != nil {
 		return fmt.Errorf("flush connections: %w", err)
 	}
 	return nil

@@ -43,6 +43,8 @@ type Datapath struct {
 	mu       sync.Mutex
 	settings loadbalancer.Settings
 	reg      registry
+
+	ctMu sync.Mutex // orders the control plane's ct_stats writes (conntable.go)
 }
 
 // Load loads the data path into the kernel. With Options.PinPath set, maps

@@ -85,6 +85,9 @@ func (d *Datapath) FillConns4(key loadbalancer.ServiceKey, real netip.AddrPort, 
 	if err := flush(); err != nil {
 		return err
 	}
+	if err := d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_INSERTS, 2*uint64(n)); err != nil {
+		return err
+	}
 	for a := range locals {
 		k := xlbServiceKey{Vip: toAddr(a), Family: familyV4}
 		var flags uint32

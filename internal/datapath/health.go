@@ -3,7 +3,6 @@
 package datapath
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -113,53 +112,18 @@ func (d *Datapath) FlushRealConns(k loadbalancer.ServiceKey, ap netip.AddrPort) 
 	if err != nil {
 		return 0, fmt.Errorf("flush connections: %w", err)
 	}
-	match := func(e xlbCtEntry) (del, fwd bool) {
+	n, err := d.deleteConns(func(e xlbCtEntry) (del, fwd bool) {
 		return e.SvcId == svcID && e.RealId == realID, e.Flags&ctFReverse == 0
-	}
-	n4, err := deleteEntries[xlbCt4Key](d.objs.Ct4, match)
+	})
 	if err != nil {
-		return n4, fmt.Errorf("flush connections of %s: %w", ap, err)
+		return n, fmt.Errorf("flush connections of %s: %w", ap, err)
 	}
-	n6, err := deleteEntries[xlbCt6Key](d.objs.Ct6, func(e xlbCt6Entry) (bool, bool) { return match(e.Ct) })
-	if err != nil {
-		return n4 + n6, fmt.Errorf("flush connections of %s: %w", ap, err)
-	}
-	n := n4 + n6
 	return n, nil
 }
 
 // ctFReverse mirrors CT_F_REVERSE: the entry of the real -> local IP
 // direction.
 const ctFReverse = 0x1
-
-// deleteEntries deletes the entries of m that match says to delete and
-// returns how many of those were forward entries (one per connection).
-func deleteEntries[K, V any](m *ebpf.Map, match func(V) (del, fwd bool)) (int, error) {
-	var (
-		k    K
-		v    V
-		keys []K
-		n    int
-	)
-	iter := m.Iterate()
-	for iter.Next(&k, &v) {
-		if del, fwd := match(v); del {
-			keys = append(keys, k)
-			if fwd {
-				n++
-			}
-		}
-	}
-	if err := iter.Err(); err != nil {
-		return 0, fmt.Errorf("read %s: %w", m, err)
-	}
-	for _, key := range keys {
-		if err := m.Delete(key); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return 0, fmt.Errorf("delete from %s: %w", m, err)
-		}
-	}
-	return n, nil
-}
 
 // ZeroCounters zeroes the packet, byte and connection counters of one
 // service and its reals (ipvsadm -Z -t ...), or of every service, and the

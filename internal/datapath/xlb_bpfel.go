@@ -174,6 +174,17 @@ type xlbXlbCounters struct {
 	OutBytes   uint64
 }
 
+type xlbXlbCtStat uint32
+
+const (
+	xlbXlbCtStatCT_STAT_INSERTS      xlbXlbCtStat = 0
+	xlbXlbCtStatCT_STAT_MISS_REPLY   xlbXlbCtStat = 1
+	xlbXlbCtStatCT_STAT_MISS_FORWARD xlbXlbCtStat = 2
+	xlbXlbCtStatCT_STAT_CP_INSERTS   xlbXlbCtStat = 3
+	xlbXlbCtStatCT_STAT_CP_REMOVALS  xlbXlbCtStat = 4
+	xlbXlbCtStatCT_STAT_MAX          xlbXlbCtStat = 5
+)
+
 type xlbXlbDropReason uint32
 
 const (
@@ -226,6 +237,7 @@ const (
 const (
 	xlbMapCt4              = "ct4"
 	xlbMapCt6              = "ct6"
+	xlbMapCtStats          = "ct_stats"
 	xlbMapDropStats        = "drop_stats"
 	xlbMapEventStats       = "event_stats"
 	xlbMapFibCache         = "fib_cache"
@@ -248,6 +260,7 @@ const (
 	xlbMapVerdictStats     = "verdict_stats"
 	xlbProgXlbXdp          = "xlb_xdp"
 	xlbVarAddrFilterType   = "addr_filter_type"
+	xlbVarCtStatType       = "ct_stat_type"
 	xlbVarCtStateType      = "ct_state_type"
 	xlbVarDropReasonType   = "drop_reason_type"
 	xlbVarEventType        = "event_type"
@@ -307,6 +320,7 @@ type xlbProgramSpecs struct {
 type xlbMapSpecs struct {
 	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
+	CtStats         *ebpf.MapSpec `ebpf:"ct_stats"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
 	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
 	FibCache        *ebpf.MapSpec `ebpf:"fib_cache"`
@@ -334,6 +348,7 @@ type xlbMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
 	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
+	CtStatType       *ebpf.VariableSpec `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
 	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
@@ -364,6 +379,7 @@ func (o *xlbObjects) Close() error {
 type xlbMaps struct {
 	Ct4             *ebpf.Map `ebpf:"ct4"`
 	Ct6             *ebpf.Map `ebpf:"ct6"`
+	CtStats         *ebpf.Map `ebpf:"ct_stats"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
 	EventStats      *ebpf.Map `ebpf:"event_stats"`
 	FibCache        *ebpf.Map `ebpf:"fib_cache"`
@@ -390,6 +406,7 @@ func (m *xlbMaps) Close() error {
 	return _XlbClose(
 		m.Ct4,
 		m.Ct6,
+		m.CtStats,
 		m.DropStats,
 		m.EventStats,
 		m.FibCache,
@@ -418,6 +435,7 @@ func (m *xlbMaps) Close() error {
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
 	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
+	CtStatType       *ebpf.Variable `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
 	EventType        *ebpf.Variable `ebpf:"event_type"`

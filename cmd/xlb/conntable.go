@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/xlb-dev/xlb/internal/api"
+)
+
+// writeConnTables prints the connection tables' section of `xlb stats`:
+// how full each is and what it lost (docs/datapath.md, Connection table).
+func writeConnTables(w io.Writer, tables []api.ConnTable) {
+	if len(tables) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "conn table\tentries\tlive\tmax\toccupancy\tinserts\tremovals\tevictions\treply_misses\tforward_misses")
+	for _, t := range tables {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%d\t%d\n", t.Family, t.Entries, t.LiveEntries, t.MaxEntries,
+			100*t.Occupancy, t.Inserts, t.Removals, t.Evictions, t.ReplyMisses, t.ForwardMisses)
+	}
+}
