@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,41 +18,38 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/labtest"
 	"github.com/xlb-dev/xlb/internal/netns"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
-// The tests of this file run the real daemon, in this process, inside a
-// network namespace of their own: inNetns starts a copy of the test
-// binary inside the namespace (a process's threads can only all be in
-// one namespace if it starts there), which runs the one test again.
+// The tests of this file run the real daemon: the xlb binary TestMain
+// builds with the race detector, started by `ip netns exec` in a network
+// namespace of the test's own. The test stays in the host's namespace and
+// talks to the daemon over its unix socket (a path, which no network
+// namespace owns).
 
-// liveNSEnv names, in the environment of the copy inNetns starts, the
-// namespace the copy runs in.
-const liveNSEnv = "XLB_DAEMON_TEST_NETNS"
+// xlbBinary is the xlb TestMain builds (as root) with the race detector.
+var xlbBinary string
+
+func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLBRace(m, &xlbBinary)) }
 
 // liveIf is the interface the daemon attaches to in the namespace; its
 // veth peer is liveIf's name with 1 for 0, in the namespace too.
 const liveIf = "xlbt0"
 
+// liveStopTimeout bounds the daemon's stop at the end of a test: after
+// it, the daemon is killed and the test fails.
+const liveStopTimeout = 10 * time.Second
+
 var liveNSCount atomic.Int32
 
-// inNetns runs body inside a new network namespace with a veth pair
-// (liveIf at 10.251.1.1/24, up): in a copy of the test binary started
-// there by nsenter, which runs the test alone. The namespace is removed
-// when the test ends, failed or not.
-func inNetns(t *testing.T, body func(t *testing.T)) {
-	if os.Getenv(liveNSEnv) != "" {
-		body(t)
-		return
-	}
-	testenv.RequireRoot(t, "creates a network namespace and runs the daemon in it")
-	testenv.RequireTool(t, "ip")
-	testenv.RequireTool(t, "nsenter")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+// liveNetns creates a network namespace named after this process with a
+// veth pair (liveIf at 10.251.1.1/24, up) and returns its name. The
+// namespace, and the veth pair with it, is removed when the test ends,
+// failed or not; the test fails if it is left.
+func liveNetns(t *testing.T) string {
+	t.Helper()
 	ns := fmt.Sprintf("xlbd-%d-%d", os.Getpid(), liveNSCount.Add(1))
 	if err := netns.IP("netns", "add", ns); err != nil {
 		t.Fatal(err)
@@ -61,6 +57,9 @@ func inNetns(t *testing.T, body func(t *testing.T)) {
 	t.Cleanup(func() {
 		if err := netns.IP("netns", "del", ns); err != nil {
 			t.Errorf("remove the test namespace: %v", err)
+		}
+		if _, err := os.Stat(netns.Path(ns)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("namespace %s left behind: %v", ns, err)
 		}
 	})
 	for _, args := range [][]string{
@@ -74,14 +73,7 @@ func inNetns(t *testing.T, body func(t *testing.T)) {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"--net=" + netns.Path(ns), "--", exe, "-test.run=^" + t.Name() + "$", "-test.count=1", "-test.v"}
-	cmd := exec.CommandContext(t.Context(), "nsenter", args...)
-	cmd.Env = append(os.Environ(), liveNSEnv+"="+ns)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s in namespace %s: %v\n%s", t.Name(), ns, err, out)
-	}
-	t.Logf("in namespace %s:\n%s", ns, out)
+	return ns
 }
 
 // logBuffer is a log the test reads while the daemon writes it.
@@ -102,61 +94,111 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// liveDaemon is a daemon Run runs in this process.
+// liveDaemon is an xlb daemon process in a test namespace.
 type liveDaemon struct {
 	cfgPath string
 	sock    string
-	log     *logBuffer
+	log     *logBuffer // its standard error: the log and the race reports
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the process has ended
+	waitErr error         // how it ended, once exited is closed
 }
 
-// startDaemon runs the daemon on a configuration file holding yaml, with
-// --xdp-mode mode ("" for none), no pinning and its socket in a test
-// directory, until the test ends; it returns once the daemon runs.
+// startDaemon runs `xlb daemon` in a new test namespace (liveNetns) on a
+// configuration file holding yaml, with --xdp-mode mode ("" for none),
+// no pinning and its socket in a test directory; it returns once the
+// daemon runs. At the end of the test the daemon gets SIGTERM, and the
+// test fails if it does not exit with 0 within liveStopTimeout or if its
+// log reports a data race.
 func startDaemon(t *testing.T, yaml, mode string) *liveDaemon {
 	t.Helper()
+	testenv.RequireRoot(t, "creates a network namespace and runs the daemon in it")
+	testenv.RequireTool(t, "ip")
+	if xlbBinary == "" {
+		t.Fatal("TestMain built no xlb binary")
+	}
+	ns := liveNetns(t)
 	dir := t.TempDir()
-	d := &liveDaemon{cfgPath: filepath.Join(dir, "xlb.yaml"), sock: filepath.Join(dir, "xlb.sock"), log: &logBuffer{}}
+	d := &liveDaemon{cfgPath: filepath.Join(dir, "xlb.yaml"), sock: filepath.Join(dir, "xlb.sock"),
+		log: &logBuffer{}, exited: make(chan struct{})}
 	if err := os.WriteFile(d.cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
+	args := []string{"netns", "exec", ns, xlbBinary, "daemon", "--config", d.cfgPath, "--socket", d.sock, "--pin-path", "none"}
+	if mode != "" {
+		args = append(args, "--xdp-mode", mode)
+	}
+	// ip netns exec execs xlb in its own process: signals to cmd.Process
+	// reach the daemon.
+	d.cmd = exec.Command("ip", args...)
+	// race reports on standard error, and a failing exit status for them
+	// (the detector's defaults, whatever the caller's GORACE says)
+	d.cmd.Env = append(os.Environ(), "GORACE=exitcode=66")
+	d.cmd.Stdout = d.log
+	d.cmd.Stderr = d.log
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start the daemon: %v", err)
+	}
 	go func() {
-		errc <- Run(ctx, Options{ConfigPath: d.cfgPath, Socket: d.sock, PinPath: "none", Mode: mode,
-			Version: "test", Log: slog.New(slog.NewTextHandler(d.log, nil))})
+		d.waitErr = d.cmd.Wait()
+		close(d.exited)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-errc; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-	})
+	t.Cleanup(func() { d.stop(t) })
 	// it logs that it runs once it serves the API and handles SIGHUP
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(d.log.String(), "xlb daemon running"); {
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(d.log.String(), "xlb daemon running") {
 		select {
-		case err := <-errc:
-			errc <- err // for the cleanup
-			t.Fatalf("the daemon ended at its start: %v\n%s", err, d.log)
+		case <-d.exited:
+			t.Fatalf("the daemon ended at its start: %v\n%s", d.waitErr, d.log)
+		case <-deadline:
+			t.Fatalf("the daemon did not start in 30s:\n%s", d.log)
 		case <-time.After(20 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon did not start in 30s:\n%s", d.log)
-		}
+	}
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", d.cmd.Process.Pid)); err != nil || exe != xlbBinary {
+		t.Fatalf("the process signals go to runs %q (%v), not the daemon %s", exe, err, xlbBinary)
 	}
 	return d
 }
 
-// reload writes yaml to the configuration file and sends SIGHUP; it
-// returns nil once the configuration in force has a real at addr, or the
-// daemon's log of the refusal.
+// stop sends the daemon SIGTERM and waits for it, killing it after
+// liveStopTimeout; the test fails, with the daemon's log, unless it
+// exited with 0 in time and reported no data race.
+func (d *liveDaemon) stop(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("SIGTERM to the daemon: %v", err)
+	}
+	var problems []string
+	select {
+	case <-d.exited:
+		if d.waitErr != nil {
+			problems = append(problems, fmt.Sprintf("its exit after SIGTERM: %v, want status 0", d.waitErr))
+		}
+	case <-time.After(liveStopTimeout):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+		problems = append(problems, fmt.Sprintf("it did not stop within %v of SIGTERM and was killed", liveStopTimeout))
+	}
+	if strings.Contains(d.log.String(), "DATA RACE") {
+		problems = append(problems, "it reported a data race")
+	}
+	if problems != nil {
+		t.Errorf("the daemon: %s; its log:\n%s", strings.Join(problems, "; "), d.log)
+	}
+}
+
+// reload writes yaml to the configuration file and sends the daemon
+// SIGHUP; it returns nil once the configuration in force has a real at
+// addr, or the daemon's log of the refusal.
 func (d *liveDaemon) reload(t *testing.T, yaml, addr string) error {
 	t.Helper()
 	refusals := strings.Count(d.log.String(), "reload refused")
 	if err := os.WriteFile(d.cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatalf("SIGHUP to the daemon: %v", err)
 	}
 	cl := api.NewClient(d.sock)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

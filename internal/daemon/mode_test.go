@@ -55,46 +55,44 @@ func TestOverrideMode(t *testing.T) {
 // starting file's, are made in the flag's mode, and an apply that asks
 // for another mode than the daemon's is refused, naming it.
 func TestXDPModeFlagLive(t *testing.T) {
-	inNetns(t, func(t *testing.T) {
-		for _, tc := range []struct {
-			name, fileMode string
-			refused        string // the mode an apply may not ask for
-		}{
-			{"file without xdp_mode", "", "native"},
-			{"file with xdp_mode native", "native", ""},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				d := startDaemon(t, liveConfig(tc.fileMode), "generic")
-				if err := d.reload(t, liveConfig(tc.fileMode, 10), "10.251.1.10"); err != nil {
-					t.Fatalf("SIGHUP of the file with a real added was refused:\n%v", err)
+	for _, tc := range []struct {
+		name, fileMode string
+		refused        string // the mode an apply may not ask for
+	}{
+		{"file without xdp_mode", "", "native"},
+		{"file with xdp_mode native", "native", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := startDaemon(t, liveConfig(tc.fileMode), "generic")
+			if err := d.reload(t, liveConfig(tc.fileMode, 10), "10.251.1.10"); err != nil {
+				t.Fatalf("SIGHUP of the file with a real added was refused:\n%v", err)
+			}
+			cl := api.NewClient(d.sock)
+			ctx := context.Background()
+			for _, mode := range []string{"", "generic", tc.fileMode} {
+				if _, err := cl.Apply(ctx, []byte(liveConfig(mode, 11))); err != nil {
+					t.Errorf("apply with xdp_mode %q: %v", mode, err)
 				}
-				cl := api.NewClient(d.sock)
-				ctx := context.Background()
-				for _, mode := range []string{"", "generic", tc.fileMode} {
-					if _, err := cl.Apply(ctx, []byte(liveConfig(mode, 11))); err != nil {
-						t.Errorf("apply with xdp_mode %q: %v", mode, err)
-					}
-				}
-				cfg, err := cl.Config(ctx)
-				if err != nil || cfg.XDPMode != "generic" || len(cfg.Services[0].Reals) != 1 {
-					t.Errorf("configuration in force: %+v, %v; want generic with the real of the last apply", cfg, err)
-				}
-				if tc.refused == "" {
-					return
-				}
-				before, err := cl.Config(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				_, err = cl.Apply(ctx, []byte(liveConfig(tc.refused, 12)))
-				want := `xdp_mode: "native", but the daemon runs in "generic" mode`
-				if !api.IsClientError(err) || !strings.Contains(err.Error(), want) {
-					t.Errorf("apply with xdp_mode %s: %v; want a 400 with %q", tc.refused, err, want)
-				}
-				if after, err := cl.Config(ctx); err != nil || len(after.Services[0].Reals) != 1 || after.Services[0].Reals[0].Address != before.Services[0].Reals[0].Address {
-					t.Errorf("a refused apply changed the configuration: %+v, %v", after, err)
-				}
-			})
-		}
-	})
+			}
+			cfg, err := cl.Config(ctx)
+			if err != nil || cfg.XDPMode != "generic" || len(cfg.Services[0].Reals) != 1 {
+				t.Errorf("configuration in force: %+v, %v; want generic with the real of the last apply", cfg, err)
+			}
+			if tc.refused == "" {
+				return
+			}
+			before, err := cl.Config(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = cl.Apply(ctx, []byte(liveConfig(tc.refused, 12)))
+			want := `xdp_mode: "native", but the daemon runs in "generic" mode`
+			if !api.IsClientError(err) || !strings.Contains(err.Error(), want) {
+				t.Errorf("apply with xdp_mode %s: %v; want a 400 with %q", tc.refused, err, want)
+			}
+			if after, err := cl.Config(ctx); err != nil || len(after.Services[0].Reals) != 1 || after.Services[0].Reals[0].Address != before.Services[0].Reals[0].Address {
+				t.Errorf("a refused apply changed the configuration: %+v, %v", after, err)
+			}
+		})
+	}
 }
