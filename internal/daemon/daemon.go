@@ -146,6 +146,10 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	d.dp = dp
+	// checked against the loaded maps and the host before any change
+	if want, err = apply.Check(dp, cfg, d.hostOwns()); err != nil {
+		return &ConfigError{fmt.Errorf("%s: %w", d.opts.ConfigPath, err)}
+	}
 	for _, ifname := range want.Interfaces {
 		if err := dp.Attach(ifname, want.Mode); err != nil {
 			return err
@@ -273,7 +277,7 @@ func (d *Daemon) Update(edit func(cfg *config.Config) error) (config.Changes, er
 
 // apply moves the data path and the host addresses to cfg; d.mu is held.
 func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
-	want, changes, err := apply.Config(d.dp, d.cur, cfg)
+	want, changes, err := apply.Config(d.dp, d.cur, cfg, d.hostOwns())
 	if err != nil {
 		return changes, err
 	}

@@ -90,7 +90,7 @@ func (b *Backend) Update(edit func(*config.Config) error) (config.Changes, error
 }
 
 func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
-	want, changes, err := apply.Config(&b.dp, b.cur, cfg)
+	want, changes, err := apply.Config(&b.dp, b.cur, cfg, nil)
 	if err != nil {
 		return changes, err
 	}
