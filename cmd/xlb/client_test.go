@@ -63,6 +63,13 @@ func TestClientCommands(t *testing.T) {
 				c := b.Config()
 				return c.Services[0].Scheduler == "mh" && len(c.Services[0].Reals) == 2
 			}},
+		{name: "add service on a host address", args: []string{"service", "add", "-t", "192.0.2.12:0", "--host-address"},
+			check: func(b *apitest.Backend) bool {
+				c := b.Config()
+				return len(c.Services) == 2 && c.Services[1].HostAddress
+			}},
+		{name: "edit host address", args: []string{"service", "edit", "-t", "192.0.2.10:80", "--host-address"},
+			check: func(b *apitest.Backend) bool { return b.Config().Services[0].HostAddress }},
 		{name: "edit nothing", args: []string{"service", "edit", "-t", "192.0.2.10:80"}, wantUsage: true, wantOut: []string{"nothing to edit"}},
 		{name: "add real", args: []string{"real", "add", "-t", "192.0.2.10:80", "-r", "198.51.100.3:8080", "-w", "5"},
 			check: func(b *apitest.Backend) bool {

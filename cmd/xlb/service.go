@@ -30,6 +30,7 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 		var svc serviceFlag
 		var name, sched string
 		var laddrs []string
+		var hostAddr bool
 		sub := &cobra.Command{
 			Use:   verb + " -t|-u VIP:PORT",
 			Short: map[string]string{"add": "Add a FullNAT service", "edit": "Change a service's scheduler or local IPs", "del": "Delete a service"}[verb],
@@ -41,7 +42,7 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 				}
 				path := api.ServicePath(proto, ap.Addr().String(), int(ap.Port()))
 				body := config.Service{Name: name, VIP: ap.Addr().String(), Port: int(ap.Port()), Protocol: proto,
-					Scheduler: sched, Mode: "fullnat", LocalIPs: laddrs}
+					Scheduler: sched, Mode: "fullnat", LocalIPs: laddrs, HostAddress: hostAddr}
 				switch verb {
 				case "add":
 					return change(cmd, g, &c, http.MethodPost, "/v1/services", body)
@@ -56,8 +57,11 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 					if cmd.Flags().Changed("name") {
 						edit["name"] = name
 					}
+					if cmd.Flags().Changed("host-address") {
+						edit["host_address"] = hostAddr
+					}
 					if len(edit) == 0 {
-						return usageError{fmt.Errorf("nothing to edit: give --scheduler, --laddr or --name")}
+						return usageError{fmt.Errorf("nothing to edit: give --scheduler, --laddr, --name or --host-address")}
 					}
 					return change(cmd, g, &c, http.MethodPut, path, edit)
 				}
@@ -69,6 +73,7 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 			sub.Flags().StringVarP(&sched, "scheduler", "s", "rr", "scheduler: rr, wrr, mh or sh")
 			sub.Flags().StringSliceVarP(&laddrs, "laddr", "z", nil, "local IPs FullNAT uses towards the reals (repeat or comma-separate)")
 			sub.Flags().StringVar(&name, "name", "", "a name for the service")
+			sub.Flags().BoolVar(&hostAddr, "host-address", false, "the VIP may be an address the host already has (host_address)")
 		}
 		cmd.AddCommand(sub)
 	}

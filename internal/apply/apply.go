@@ -5,8 +5,8 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
-	"strings"
 
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
@@ -23,12 +23,83 @@ type DataPath interface {
 	Services() []loadbalancer.Service
 	Reals(loadbalancer.ServiceKey) ([]loadbalancer.Real, error)
 	Settings() loadbalancer.Settings
+	// Limits are the capacities of the data path's maps.
+	Limits() loadbalancer.Limits
+	// HeldLocalIPs are the local IPs it holds an id for, used or not.
+	HeldLocalIPs() []netip.Addr
 }
 
-// applyChanges carries out changes in an order that never leaves a
-// service without what it refers to: settings, removals, additions with
-// their reals, updates, then the other real lists.
-func applyChanges(dp DataPath, c config.Changes) error {
+// HostOwns tells whether the host has an address of its own, one it had
+// before xlb rather than one xlb added (see config.Env); nil knows none.
+type HostOwns func(netip.Addr) bool
+
+// Check validates cfg as it would be applied to dp on this host: the
+// file's own rules, the data path's capacities (with the local IPs it
+// holds) and the host's addresses. It changes nothing.
+func Check(dp DataPath, cfg *config.Config, owns HostOwns) (*config.Desired, error) {
+	return cfg.DesiredIn(config.Env{Limits: dp.Limits(), HeldLocalIPs: dp.HeldLocalIPs(), HostOwns: owns})
+}
+
+// Config moves dp from cur, the configuration that runs, to cfg and returns
+// what cfg asks for and the changes made. Besides Check's validation it
+// refuses what a running daemon cannot change (the attached interfaces,
+// the XDP mode). On error the data path holds cur, unless the error says
+// that rolling back failed too.
+func Config(dp DataPath, cur *config.Desired, cfg *config.Config, owns HostOwns) (*config.Desired, config.Changes, error) {
+	want, err := Check(dp, cfg, owns)
+	if err != nil {
+		return nil, config.Changes{}, err
+	}
+	if !slices.Equal(want.Interfaces, cur.Interfaces) || want.Mode != cur.Mode {
+		return nil, config.Changes{}, &config.ValidationError{Problems: []string{
+			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
+	}
+	changes, err := Transition(dp, cur, want)
+	if err != nil {
+		return nil, changes, err
+	}
+	return want, changes, nil
+}
+
+// ErrRollback is wrapped by the error of a transition whose roll back
+// failed too: the data path then holds neither configuration, and the
+// next transition starts from what it holds.
+var ErrRollback = errors.New("roll back failed")
+
+// Transition moves the data path from cur to next. It starts from what
+// the data path holds (cur, unless an earlier roll back failed), and
+// refuses before any change a transition that would run out of real ids
+// on its way. When a step fails, it restores cur and returns the
+// failure, with the restore's if that failed too (wrapping ErrRollback).
+func Transition(dp DataPath, cur, next *config.Desired) (config.Changes, error) {
+	from, err := Observed(dp)
+	if err != nil {
+		return config.Changes{}, fmt.Errorf("read the data path: %w", err)
+	}
+	changes := config.Diff(from, next)
+	if err := checkRealIDs(dp.Limits().Reals, from, next, changes); err != nil {
+		return changes, err
+	}
+	err = applyChanges(dp, from, changes)
+	if err == nil {
+		return changes, nil
+	}
+	now, oerr := Observed(dp)
+	if oerr == nil {
+		oerr = applyChanges(dp, now, config.Diff(now, cur))
+	}
+	if oerr != nil {
+		return changes, fmt.Errorf("apply: %w; %w: the data path holds part of the change, "+
+			"and the next apply starts from what it holds: %w", err, ErrRollback, oerr)
+	}
+	return changes, fmt.Errorf("apply (rolled back, nothing changed): %w", err)
+}
+
+// applyChanges carries out changes, computed from what the data path
+// holds (from), in an order that never leaves a service without what it
+// refers to: settings, removals, additions, updates, then the real lists
+// (see realsOrder).
+func applyChanges(dp DataPath, from *config.Desired, c config.Changes) error {
 	if c.Settings != nil {
 		if err := dp.SetSettings(*c.Settings); err != nil {
 			return err
@@ -49,7 +120,7 @@ func applyChanges(dp DataPath, c config.Changes) error {
 			return err
 		}
 	}
-	for _, k := range sortedKeys(c.SetReals) {
+	for _, k := range realsOrder(from, c.SetReals) {
 		if err := dp.SetReals(k, c.SetReals[k]); err != nil {
 			return err
 		}
@@ -70,52 +141,4 @@ func Observed(dp DataPath) (*config.Desired, error) {
 		d.Reals[s.Key] = reals
 	}
 	return d, nil
-}
-
-// Transition moves the data path from cur to next. When a step fails, it
-// restores cur and returns the failure (and the restore's, if any).
-func Transition(dp DataPath, cur, next *config.Desired) (config.Changes, error) {
-	changes := config.Diff(cur, next)
-	err := applyChanges(dp, changes)
-	if err == nil {
-		return changes, nil
-	}
-	now, oerr := Observed(dp)
-	if oerr == nil {
-		oerr = applyChanges(dp, config.Diff(now, cur))
-	}
-	if oerr != nil {
-		return changes, errors.Join(fmt.Errorf("apply: %w", err), fmt.Errorf("roll back: %w", oerr))
-	}
-	return changes, fmt.Errorf("apply (rolled back, nothing changed): %w", err)
-}
-
-// Config moves dp from cur, the configuration that runs, to cfg and returns
-// what cfg asks for and the changes made. Besides the file's own
-// validation it refuses what a running daemon cannot change (the attached
-// interfaces, the XDP mode). On error the data path holds cur.
-func Config(dp DataPath, cur *config.Desired, cfg *config.Config) (*config.Desired, config.Changes, error) {
-	want, err := cfg.Desired()
-	if err != nil {
-		return nil, config.Changes{}, err
-	}
-	if !slices.Equal(want.Interfaces, cur.Interfaces) || want.Mode != cur.Mode {
-		return nil, config.Changes{}, &config.ValidationError{Problems: []string{
-			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
-	}
-	changes, err := Transition(dp, cur, want)
-	if err != nil {
-		return nil, changes, err
-	}
-	return want, changes, nil
-}
-
-// sortedKeys returns a map's service keys in a stable order.
-func sortedKeys[V any](m map[loadbalancer.ServiceKey]V) []loadbalancer.ServiceKey {
-	keys := make([]loadbalancer.ServiceKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b loadbalancer.ServiceKey) int { return strings.Compare(a.String(), b.String()) })
-	return keys
 }

@@ -90,6 +90,10 @@ type Service struct {
 	// Name is optional; when given it is unique.
 	Name string `yaml:"name,omitempty" json:"name,omitempty"`
 	VIP  string `yaml:"vip" json:"vip"`
+	// HostAddress allows a VIP the host already has (an address xlb did
+	// not add): without it such a VIP is refused, since the service
+	// takes the host's own traffic to that address.
+	HostAddress bool `yaml:"host_address,omitempty" json:"host_address,omitempty"`
 	// Port is the service's port; 0 takes every port of the VIP that has
 	// no service of its own.
 	Port int `yaml:"port" json:"port"`

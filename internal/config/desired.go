@@ -28,5 +28,5 @@ type Desired struct {
 // port range; a real without a weight gets 1. An invalid configuration
 // returns the *ValidationError that Validate returns.
 func (c *Config) Desired() (*Desired, error) {
-	return c.check()
+	return c.check(Env{})
 }

@@ -12,7 +12,9 @@
 //     of the field at fault, e.g.
 //     `services[1].reals[0].address: "10.0.0.300" is not an IP address`.
 //   - Desired converts a valid configuration to datapath services, reals
-//     and settings.
+//     and settings; DesiredIn also checks it against an Env: the data
+//     path's capacities, the local IPs it holds and the host's own
+//     addresses (the daemon's apply does).
 //   - Diff compares two Desired states, so that a reload touches only the
 //     services, real lists and settings that differ.
 //

@@ -5,6 +5,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -101,15 +102,32 @@ type Duration time.Duration
 // String returns the duration as Go writes it ("2s").
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// ParseDuration reads "1.5s", "500ms" or "3" (seconds).
+// maxDuration is the longest duration ParseDuration reads, far above any
+// bound a field sets, and within what time.Duration holds.
+const maxDuration = 100 * 365 * 24 * time.Hour
+
+// ParseDuration reads "1.5s", "500ms" or "3" (seconds). It refuses what
+// is not a length of time: NaN, infinities, negative durations and those
+// above a hundred years (each field then sets its own bounds).
 func ParseDuration(s string) (Duration, error) {
 	s = strings.TrimSpace(s)
+	var d time.Duration
 	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		return Duration(n * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			return 0, fmt.Errorf("%q is not a duration: want a finite number of seconds", s)
+		}
+		if math.Abs(n) > maxDuration.Seconds() {
+			return 0, fmt.Errorf("%q seconds is longer than any duration xlb takes (%s)", s, maxDuration)
+		}
+		d = time.Duration(n * float64(time.Second))
+	} else if d, err = time.ParseDuration(s); err != nil {
 		return 0, fmt.Errorf("%q is not a duration (write 2s, 500ms or a number of seconds)", s)
+	}
+	switch {
+	case d < 0:
+		return 0, fmt.Errorf("%q is negative; a duration is not", s)
+	case d > maxDuration:
+		return 0, fmt.Errorf("%q is longer than any duration xlb takes (%s)", s, maxDuration)
 	}
 	return Duration(d), nil
 }

@@ -21,35 +21,44 @@ const MaxTimeout = 365 * 24 * 60 * 60
 // maxIfNameLen is the longest interface name Linux accepts (IFNAMSIZ-1).
 const maxIfNameLen = 15
 
-// ValidationError lists every problem Validate found in a configuration.
-// Each problem starts with the path of the field at fault, as in
-// `services[1].reals[0].address: "10.0.0.300" is not an IP address`.
-type ValidationError struct {
-	Problems []string
-}
-
-// Error returns the problems, one per line.
-func (e *ValidationError) Error() string { return strings.Join(e.Problems, "\n") }
-
 // Validate checks the whole configuration and returns a *ValidationError
 // listing every problem, or nil.
 func (c *Config) Validate() error {
-	_, err := c.check()
+	_, err := c.check(Env{})
 	return err
 }
 
 // checker collects the problems of one validation.
 type checker struct {
 	problems []string
+	kinds    []error // the named errors of the problems, each once
 }
 
 func (ch *checker) addf(path, format string, args ...any) {
 	ch.problems = append(ch.problems, path+": "+fmt.Sprintf(format, args...))
 }
 
-// check validates c and, when it is valid, converts it. Validation and
-// conversion are one pass so that they cannot disagree.
-func (c *Config) check() (*Desired, error) {
+// kindf adds a problem of a named kind (ErrCapacity, ...), so that
+// errors.Is tells it apart.
+func (ch *checker) kindf(kind error, path, format string, args ...any) {
+	ch.addf(path, format, args...)
+	if !slices.Contains(ch.kinds, kind) {
+		ch.kinds = append(ch.kinds, kind)
+	}
+}
+
+// err returns the problems as a *ValidationError, or nil.
+func (ch *checker) err() error {
+	if len(ch.problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: ch.problems, kinds: ch.kinds}
+}
+
+// check validates c, against env too, and, when it is valid, converts
+// it. Validation and conversion are one pass so that they cannot
+// disagree.
+func (c *Config) check(env Env) (*Desired, error) {
 	ch := &checker{}
 	d := &Desired{
 		Settings: loadbalancer.DefaultSettings(),
@@ -70,13 +79,17 @@ func (c *Config) check() (*Desired, error) {
 	if c.LocalPortRange != "" {
 		lo, hi, ok := parsePortRange(c.LocalPortRange)
 		if !ok {
-			ch.addf("local_port_range", "%q is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535", c.LocalPortRange)
+			ch.kindf(ErrOutOfRange, "local_port_range", "%q is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535", c.LocalPortRange)
 		}
 		d.Settings.LocalPortMin, d.Settings.LocalPortMax = lo, hi
 	}
 	ch.services(c.Services, d)
-	if len(ch.problems) > 0 {
-		return nil, &ValidationError{Problems: ch.problems}
+	vips := vipsOf(c.Services)
+	ch.notVIPs(c.Services, vips)
+	ch.hostVIPs(c.Services, env.HostOwns)
+	ch.capacity(c.Services, env)
+	if err := ch.err(); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
@@ -144,7 +157,7 @@ func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 		switch {
 		case f.secs == 0 && t.given&f.key == 0: // not set: the default stays
 		case f.secs <= 0 || f.secs > MaxTimeout:
-			ch.addf("timeouts."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
+			ch.kindf(ErrOutOfRange, "timeouts."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
 		default:
 			*f.dst = time.Duration(f.secs) * time.Second
 		}
@@ -162,34 +175,10 @@ func parsePortRange(s string) (lo, hi uint16, ok bool) {
 	return uint16(x), uint16(y), true
 }
 
-// addr parses the address in a field. It rejects what the data path
-// cannot use: IPv4-mapped IPv6 (write IPv4), zones, and addresses that
-// are not unicast.
-func (ch *checker) addr(path, s string) (netip.Addr, bool) {
-	if s == "" {
-		ch.addf(path, "an IP address is required")
-		return netip.Addr{}, false
-	}
-	a, err := netip.ParseAddr(s)
-	switch {
-	case err != nil:
-		ch.addf(path, "%q is not an IP address", s)
-	case a.Is4In6():
-		ch.addf(path, "%s is an IPv4-mapped IPv6 address; write it as %s", s, a.Unmap())
-	case a.Zone() != "":
-		ch.addf(path, "%s has a zone; zones are not supported", s)
-	case a.IsUnspecified() || a.IsMulticast():
-		ch.addf(path, "%s is not a unicast address", s)
-	default:
-		return a, true
-	}
-	return netip.Addr{}, false
-}
-
 // port checks a port field.
 func (ch *checker) port(path string, p int, hint string) (uint16, bool) {
 	if p < 0 || p > 65535 {
-		ch.addf(path, "%d is not a port (want 0 to 65535; %s)", p, hint)
+		ch.kindf(ErrOutOfRange, path, "%d is not a port (want 0 to 65535; %s)", p, hint)
 		return 0, false
 	}
 	return uint16(p), true
@@ -241,6 +230,7 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 			continue
 		}
 		keys[svc.Key] = i
+		ch.table(path, svc, reals)
 		d.Services = append(d.Services, svc)
 		d.Reals[svc.Key] = reals
 		if hc != nil {
@@ -252,7 +242,7 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 // service checks a service's own fields; keyOK tells whether its VIP,
 // port and protocol are valid.
 func (ch *checker) service(path string, s *Service) (svc loadbalancer.Service, keyOK bool) {
-	vip, vipOK := ch.addr(path+".vip", s.VIP)
+	vip, vipOK := ch.addr(path+".vip", s.VIP, roleVIP)
 	port, portOK := ch.port(path+".port", s.Port, "0 = every port of the VIP")
 	proto, err := loadbalancer.ParseProto(s.Protocol)
 	protoOK := err == nil
@@ -284,12 +274,12 @@ func (ch *checker) service(path string, s *Service) (svc loadbalancer.Service, k
 	// no local IP is allowed, as DPVS allows a service before its
 	// local addresses: it forwards nothing until one is added
 	if n := len(s.LocalIPs); n > loadbalancer.MaxServiceLocalIPs {
-		ch.addf(path+".local_ips", "%d local IPs; at most %d", n, loadbalancer.MaxServiceLocalIPs)
+		ch.kindf(ErrCapacity, path+".local_ips", "%d local IPs; a service has at most %d (XLB_MAX_SVC_LADDRS)", n, loadbalancer.MaxServiceLocalIPs)
 	}
 	seen := map[netip.Addr]int{}
 	for j, l := range s.LocalIPs {
 		lp := fmt.Sprintf("%s.local_ips[%d]", path, j)
-		a, ok := ch.addr(lp, l)
+		a, ok := ch.addr(lp, l, roleLocalIP)
 		if !ok || (vipOK && !ch.sameFamily(lp, a, vip)) {
 			continue
 		}
@@ -310,7 +300,7 @@ func (ch *checker) reals(path string, s *Service, vip netip.Addr) []loadbalancer
 	seen := map[netip.AddrPort]int{}
 	for j, r := range s.Reals {
 		rp := fmt.Sprintf("%s.reals[%d]", path, j)
-		a, addrOK := ch.addr(rp+".address", r.Address)
+		a, addrOK := ch.addr(rp+".address", r.Address, roleReal)
 		if addrOK && vip.IsValid() {
 			addrOK = ch.sameFamily(rp+".address", a, vip)
 		}
@@ -323,7 +313,7 @@ func (ch *checker) reals(path string, s *Service, vip netip.Addr) []loadbalancer
 			weight = *r.Weight
 		}
 		if weight < 0 || weight > loadbalancer.MaxWeight {
-			ch.addf(rp+".weight", "%d is out of range (want 0 to %d; 0 drains)", weight, loadbalancer.MaxWeight)
+			ch.kindf(ErrOutOfRange, rp+".weight", "%d is out of range (want 0 to %d; 0 drains)", weight, loadbalancer.MaxWeight)
 		}
 		if !addrOK || !portOK {
 			continue

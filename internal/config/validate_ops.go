@@ -20,7 +20,7 @@ import (
 func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *loadbalancer.Service) {
 	switch {
 	case s.Persistent < 0 || s.Persistent > MaxTimeout:
-		ch.addf(path+".persistent", "%d seconds: want 0 (off) to %d", s.Persistent, MaxTimeout)
+		ch.kindf(ErrOutOfRange, path+".persistent", "%d seconds: want 0 (off) to %d", s.Persistent, MaxTimeout)
 	case s.Persistent == 0 && s.Netmask != "":
 		ch.addf(path+".netmask", "only means something with persistent: SECONDS")
 	default:
@@ -84,8 +84,12 @@ func FormatNetmask(vip netip.Addr, bits int) string {
 	return strconv.Itoa(bits)
 }
 
-// maxCheckInterval bounds health check intervals and timeouts.
-const maxCheckInterval = time.Hour
+// Bounds of health check intervals and timeouts.
+const (
+	minCheckInterval = 10 * time.Millisecond
+	maxCheckInterval = time.Hour
+	minCheckTimeout  = time.Millisecond
+)
 
 // healthCheck checks a service's health_check and returns it with its
 // defaults, or nil when the service has none.
@@ -99,17 +103,17 @@ func (ch *checker) healthCheck(path string, h *HealthCheck) *HealthCheck {
 	if !slices.Contains(HealthCheckTypes, c.Type) {
 		ch.addf(path+".type", "%q: want one of %s", c.Type, strings.Join(HealthCheckTypes, ", "))
 	}
-	if c.Interval < Duration(10*time.Millisecond) || c.Interval > Duration(maxCheckInterval) {
-		ch.addf(path+".interval", "%s: want 10ms to 1h", c.Interval)
+	if c.Interval < Duration(minCheckInterval) || c.Interval > Duration(maxCheckInterval) {
+		ch.kindf(ErrOutOfRange, path+".interval", "%s: want %s to %s", c.Interval, minCheckInterval, maxCheckInterval)
 	}
-	if c.Timeout <= 0 || c.Timeout > c.Interval {
-		ch.addf(path+".timeout", "%s: want more than 0 and at most the interval (%s)", c.Timeout, c.Interval)
+	if c.Timeout < Duration(minCheckTimeout) || c.Timeout > c.Interval {
+		ch.kindf(ErrOutOfRange, path+".timeout", "%s: want %s to the interval (%s)", c.Timeout, minCheckTimeout, c.Interval)
 	}
 	if c.Rise < 1 || c.Rise > 100 {
-		ch.addf(path+".rise", "%d: want 1 to 100", c.Rise)
+		ch.kindf(ErrOutOfRange, path+".rise", "%d: want 1 to 100", c.Rise)
 	}
 	if c.Fall < 1 || c.Fall > 100 {
-		ch.addf(path+".fall", "%d: want 1 to 100", c.Fall)
+		ch.kindf(ErrOutOfRange, path+".fall", "%d: want 1 to 100", c.Fall)
 	}
 	ch.port(path+".port", c.Port, "0 = the real's port")
 	if c.OnFail != "keep" && c.OnFail != "reset" {
@@ -131,7 +135,7 @@ func (ch *checker) healthCheck(path string, h *HealthCheck) *HealthCheck {
 			ch.addf(path+".path", "%q: want an absolute path (/...)", c.Path)
 		}
 		if c.ExpectStatus < 100 || c.ExpectStatus > 599 {
-			ch.addf(path+".expect_status", "%d: want an HTTP status, 100 to 599", c.ExpectStatus)
+			ch.kindf(ErrOutOfRange, path+".expect_status", "%d: want an HTTP status, 100 to 599", c.ExpectStatus)
 		}
 	}
 	if c.Type != "udp" {

@@ -246,13 +246,16 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	if err := overrideMode(cfg, d.opts.Mode, d.fileMode); err != nil {
 		return config.Changes{}, err
 	}
-	if next, err := cfg.Desired(); err == nil {
-		if err := d.addrs.add(hostAddrs(next)); err != nil {
-			return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
-		}
-		d.prepareNeighbours(d.cur, next)
-	} // else apply.Config refuses it, with the same error
-	want, changes, err := apply.Config(d.dp, d.cur, cfg)
+	// checked against the data path and the host before anything changes
+	next, err := apply.Check(d.dp, cfg, d.hostOwns())
+	if err != nil {
+		return config.Changes{}, err
+	}
+	if err := d.addrs.add(hostAddrs(next)); err != nil {
+		return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
+	}
+	d.prepareNeighbours(d.cur, next)
+	want, changes, err := apply.Config(d.dp, d.cur, cfg, d.hostOwns())
 	if err != nil {
 		if perr := d.addrs.prune(hostAddrs(d.cur)); perr != nil {
 			d.log.Warn("take the new host addresses off again", "err", perr)

@@ -43,6 +43,11 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	d.dp = dp
+	// checked against the loaded maps and the host (its own addresses, not
+	// those an earlier run recorded) before any change
+	if want, err = apply.Check(dp, cfg, d.hostOwns()); err != nil {
+		return &ConfigError{fmt.Errorf("%s: %w", d.opts.ConfigPath, err)}
+	}
 	if dropped := dp.DroppedMaps(); len(dropped) > 0 {
 		d.log.Warn("pinned maps of another layout replaced (--drop-incompatible-maps): what they held is lost", "maps", dropped)
 	}

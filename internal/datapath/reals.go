@@ -3,6 +3,7 @@
 package datapath
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,41 +29,61 @@ func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real
 	}
 
 	next := make([]realState, 0, len(reals))
-	var added []uint32
-	undo := func() {
-		for _, id := range added {
-			d.reg.realIDs.put(id)
+	// What to put back if a step fails, so that the maps say what the
+	// registry says (a restart reads the records back): the records of
+	// kept reals whose weight was rewritten, and those of the ids new
+	// reals took (a free id's record may still forward the connections
+	// of the real it had), with the ids freed again.
+	type takenID struct {
+		id  uint32
+		was xlbReal
+	}
+	var reweighted []realState
+	var taken []takenID
+	undo := func(err error) error {
+		errs := []error{fmt.Errorf("set reals of %s: %w", k, err)}
+		for _, r := range reweighted {
+			errs = append(errs, d.recordReal(r.id, r.real, st.id, r.flags()))
 		}
+		for _, t := range taken {
+			if err := d.objs.Reals.Put(t.id, t.was); err != nil {
+				errs = append(errs, fmt.Errorf("restore reals[%d]: %w", t.id, err))
+			}
+			d.reg.realIDs.put(t.id)
+		}
+		return errors.Join(errs...)
 	}
 	for _, r := range reals {
 		i := slices.IndexFunc(st.reals, func(o realState) bool { return o.real.AddrPort() == r.AddrPort() })
 		if i >= 0 {
-			id := st.reals[i].id
-			if st.reals[i].real.Weight != r.Weight { // keep the record's weight current
-				if err := d.recordReal(id, r, st.id, st.reals[i].flags()); err != nil {
-					undo()
-					return fmt.Errorf("set reals of %s: %w", k, err)
+			kept := st.reals[i]
+			if kept.real.Weight != r.Weight { // keep the record's weight current
+				reweighted = append(reweighted, kept)
+				if err := d.recordReal(kept.id, r, st.id, kept.flags()); err != nil {
+					return undo(err)
 				}
 			}
-			kept := st.reals[i]
 			kept.real = r
 			next = append(next, kept)
 			continue
 		}
 		id, err := d.reg.realIDs.get()
-		if err == nil {
-			err = d.writeReal(id, r, st.id)
-		}
 		if err != nil {
-			undo()
-			return fmt.Errorf("set reals of %s: real %s: %w", k, r.AddrPort(), err)
+			return undo(fmt.Errorf("real %s: %w", r.AddrPort(), err))
 		}
-		added = append(added, id)
+		t := takenID{id: id}
+		if err := d.objs.Reals.Lookup(id, &t.was); err != nil {
+			d.reg.realIDs.put(id)
+			return undo(fmt.Errorf("real %s: read reals[%d]: %w", r.AddrPort(), id, err))
+		}
+		taken = append(taken, t)
+		if err := d.writeReal(id, r, st.id); err != nil {
+			return undo(fmt.Errorf("real %s: %w", r.AddrPort(), err))
+		}
 		next = append(next, realState{id: id, real: r})
 	}
 	if err := d.swapTable(st.id, st.svc, next); err != nil {
-		undo()
-		return fmt.Errorf("set reals of %s: %w", k, err)
+		return undo(err)
 	}
 	for _, old := range st.reals {
 		if !slices.ContainsFunc(next, func(n realState) bool { return n.id == old.id }) {

@@ -108,6 +108,8 @@ type parser struct {
 	// raw values parsed once every option is read, since their meaning
 	// depends on the service (its port and family)
 	real, netmask string
+	// servicePort: -t/-u gave a port
+	servicePort bool
 }
 
 // Parse parses an ipvsadm command line (without the program name). Short
@@ -210,11 +212,12 @@ func (p *parser) option(spec optSpec, shown, val string, hasVal bool) error {
 			return err
 		}
 		proto := strings.TrimSuffix(spec.long, "-service")
-		ap, err := parseService(val)
+		ap, hasPort, err := parseService(val)
 		if err != nil {
 			return usagef("%s %s: illegal virtual server address[:port]: %v", shown, val, err)
 		}
 		p.cmd.Service = Service{Proto: proto, Addr: ap}
+		p.servicePort = hasPort
 	case "scheduler":
 		if err := p.set(optScheduler); err != nil {
 			return err
@@ -312,8 +315,16 @@ func (p *parser) finish() (*Command, error) {
 	if len(p.positional) > 0 {
 		return nil, usagef("unexpected argument %s", p.positional[0])
 	}
-	if (c.Kind == AddService || c.Kind == EditService) && c.Scheduler == "" {
-		c.Scheduler = DefaultScheduler
+	if c.Kind == AddService || c.Kind == EditService {
+		// as ipvsadm: a service without a port takes every port of the
+		// VIP, which only a persistent service may do unasked; xlb takes
+		// an explicit VIP:0 as asking
+		if !p.servicePort && c.Persistent == 0 {
+			return nil, usagef("Zero port specified for non-persistent service: give VIP:PORT (VIP:0 for every port of the VIP)")
+		}
+		if c.Scheduler == "" {
+			c.Scheduler = DefaultScheduler
+		}
 	}
 	if p.given[optReal] {
 		r, err := parseReal(p.real, c.Service.Addr)

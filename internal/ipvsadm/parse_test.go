@@ -83,7 +83,10 @@ func TestParse(t *testing.T) {
 		{"add udp IPv6", "-A -u [2001:db8::1]:53 -s sh", want(AddService, udp("[2001:db8::1]:53"), sched("sh"))},
 		{"add --udp-service", "-A --udp-service 10.0.0.1:53 -s rr", want(AddService, udp("10.0.0.1:53"), sched("rr"))},
 		{"add without port", "-A -t 10.0.0.1 -s rr -p", want(AddService, tcp("10.0.0.1:0"), sched("rr"), persist(300, ""))},
-		{"add bare IPv6", "-A -t 2001:db8::1 -s rr", want(AddService, tcp("[2001:db8::1]:0"), sched("rr"))},
+		{"add bare IPv6", "-A -t 2001:db8::1 -s rr -p 60", want(AddService, tcp("[2001:db8::1]:0"), sched("rr"), persist(60, ""))},
+		{"add every port explicitly", "-A -t 10.0.0.1:0 -s rr", want(AddService, tcp("10.0.0.1:0"), sched("rr"))},
+		{"edit without port, persistent", "-E -u 10.0.0.1 -s sh -p", want(EditService, udp("10.0.0.1:0"), sched("sh"), persist(300, ""))},
+		{"add real to a service without port", "-a -t 10.0.0.1 -r 10.0.1.1", want(AddReal, tcp("10.0.0.1:0"), real("10.0.1.1:0"))},
 		{"persistent default", "-A -t " + svc + " -s rr -p", want(AddService, tcp(svc), sched("rr"), persist(300, ""))},
 		{"persistent value", "-A -t " + svc + " -p 600 -s rr", want(AddService, tcp(svc), sched("rr"), persist(600, ""))},
 		{"persistent attached", "-A -t " + svc + " -p600", want(AddService, tcp(svc), sched("wlc"), persist(600, ""))},
@@ -153,6 +156,7 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	const svc = "-t 10.0.0.1:80"
+	const zeroPort = "Zero port specified for non-persistent service: give VIP:PORT (VIP:0 for every port of the VIP)"
 	for _, tc := range []struct {
 		name string
 		have string
@@ -172,6 +176,10 @@ func TestParseErrors(t *testing.T) {
 		{"host name", "-A -t www.example.com:80", "-t www.example.com:80: illegal virtual server address[:port]: want an IP address (host names are not looked up)"},
 		{"port name", "-A -t 10.0.0.1:http", `-t 10.0.0.1:http: illegal virtual server address[:port]: port "http": want a number from 0 to 65535 (service names are not looked up)`},
 		{"port too big", "-A -t 10.0.0.1:65536", `-t 10.0.0.1:65536: illegal virtual server address[:port]: port "65536": want a number from 0 to 65535 (service names are not looked up)`},
+		{"add without port", "-A -t 10.0.0.1", zeroPort},
+		{"add without port, udp", "-A -u 10.0.0.1 -s rr", zeroPort},
+		{"add bare IPv6 without port", "-A -t 2001:db8::1 -s mh", zeroPort},
+		{"edit without port", "-E -t 10.0.0.1 -s rr", zeroPort},
 		{"bracket without port", "-A -t [2001:db8::1]", "-t [2001:db8::1]: illegal virtual server address[:port]: want [IPv6]:PORT"},
 		{"digits only", "-A -t 80", "-t 80: illegal virtual server address[:port]: want an IP address (host names are not looked up)"},
 		{"bad real", "-a " + svc + " -r nowhere", "-r nowhere: illegal real server address[:port]: want an IP address (host names are not looked up)"},

@@ -84,13 +84,14 @@ func parseHostPort(s string) (netip.Addr, uint16, bool, error) {
 	return a, uint16(n), true, nil
 }
 
-// parseService parses -t/-u's value; a missing port is port 0.
-func parseService(s string) (netip.AddrPort, error) {
-	a, port, _, err := parseHostPort(s)
+// parseService parses -t/-u's value; a missing port is port 0. It
+// reports whether the port was given.
+func parseService(s string) (netip.AddrPort, bool, error) {
+	a, port, hasPort, err := parseHostPort(s)
 	if err != nil {
-		return netip.AddrPort{}, err
+		return netip.AddrPort{}, false, err
 	}
-	return netip.AddrPortFrom(a, port), nil
+	return netip.AddrPortFrom(a, port), hasPort, nil
 }
 
 // parseReal parses -r's value; a missing port is the service's, as in

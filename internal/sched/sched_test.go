@@ -134,6 +134,9 @@ func TestSmoothWRRCounts(t *testing.T) {
 			if len(got) != tc.want {
 				t.Fatalf("cycle of %d entries, want %d", len(got), tc.want)
 			}
+			if n := CycleLength(tc.have); n != uint64(tc.want) {
+				t.Errorf("CycleLength = %d, the table has %d", n, tc.want)
+			}
 			var sum uint64
 			for _, w := range tc.have {
 				sum += uint64(w)
@@ -161,6 +164,32 @@ func TestSmoothWRRCounts(t *testing.T) {
 						t.Fatalf("backend %d has %d picks after %d, pro rata %.2f", b.ID, n, i+1, exact)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestCycleLength covers what SmoothWRR cannot build: no weight, and
+// cycles beyond MaxTableSize (what a configuration is checked against).
+func TestCycleLength(t *testing.T) {
+	heavy := make([]uint32, 17)
+	for i := range heavy {
+		heavy[i] = 65535
+	}
+	for _, tc := range []struct {
+		name string
+		have []uint32
+		want uint64
+	}{
+		{"none", nil, 0},
+		{"all drained", []uint32{0, 0}, 0},
+		{"one", []uint32{9}, 1},
+		{"beyond a table", append(heavy, 1), 17*65535 + 1},
+		{"every weight the largest", []uint32{1<<32 - 1, 1<<32 - 1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CycleLength(tc.have); got != tc.want {
+				t.Errorf("CycleLength(%v) = %d, want %d", tc.have, got, tc.want)
 			}
 		})
 	}

@@ -23,17 +23,17 @@ func SmoothWRR(backends []Backend) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := live[0].Weight
-	for _, b := range live[1:] {
-		g = gcd(g, b.Weight)
+	ws := make([]uint32, len(live))
+	for i, b := range live {
+		ws[i] = b.Weight
 	}
+	g, cycle := reduce(ws)
 	// int64 holds any sum of uint32 weights and the signed running
 	// counters, which stay within (-total, total).
 	weights := make([]int64, len(live))
-	var total int64
-	for i, b := range live {
-		weights[i] = int64(b.Weight / g)
-		total += weights[i]
+	total := int64(cycle)
+	for i, w := range ws {
+		weights[i] = int64(w / g)
 	}
 	if total > MaxTableSize {
 		return nil, fmt.Errorf("%w: weighted round robin cycle of %d entries (weights reduced by their gcd %d) exceeds %d",
@@ -56,6 +56,30 @@ func SmoothWRR(backends []Backend) ([]uint32, error) {
 		out[n] = live[best].ID
 	}
 	return out, nil
+}
+
+// CycleLength is the length of the table SmoothWRR builds for these
+// weights: their sum divided by their greatest common divisor, weights of
+// 0 left out (0 when none is above 0). Above [MaxTableSize] SmoothWRR
+// fails, so a configuration can be checked against it beforehand.
+func CycleLength(weights []uint32) uint64 {
+	_, n := reduce(weights)
+	return n
+}
+
+// reduce returns the greatest common divisor g of the weights above 0
+// and the sum of those weights divided by g.
+func reduce(weights []uint32) (g uint32, total uint64) {
+	for _, w := range weights {
+		g = gcd(g, w)
+	}
+	if g == 0 {
+		return 0, 0
+	}
+	for _, w := range weights {
+		total += uint64(w / g)
+	}
+	return g, total
 }
 
 // gcd is Euclid's greatest common divisor; gcd(a, 0) = a.

@@ -103,7 +103,7 @@ func (b *Backend) Update(ifRevision uint64, edit func(*config.Config) error) (co
 
 // apply moves the in-memory data path to cfg; b.mu is held.
 func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
-	want, changes, err := apply.Config(&b.dp, b.cur, cfg)
+	want, changes, err := apply.Config(&b.dp, b.cur, cfg, nil)
 	if err != nil {
 		return changes, err
 	}

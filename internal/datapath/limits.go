@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package datapath
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+)
+
+// limitMaps names, for each limit, the maps indexed by the same ids: the
+// limit is the smallest of their sizes.
+var limitMaps = struct{ services, reals, laddrs []string }{
+	services: []string{xlbMapServices, xlbMapSvcVips, xlbMapSchedTables, xlbMapSchedCursors, xlbMapSvcStats},
+	reals:    []string{xlbMapReals, xlbMapRealStats, xlbMapRealNexthops},
+	laddrs:   []string{xlbMapLaddrs, xlbMapLportCursors},
+}
+
+// limitsFrom computes the limits from the maps' sizes. local_addrs holds
+// the VIPs and the local IPs, so the VIPs are what is left of it once
+// every local IP has its entry (XLB_MAX_VIPS + XLB_MAX_LADDRS - XLB_MAX_LADDRS).
+func limitsFrom(size func(name string) uint32) loadbalancer.Limits {
+	least := func(names []string) int {
+		n := size(names[0])
+		for _, name := range names[1:] {
+			n = min(n, size(name))
+		}
+		return int(n)
+	}
+	l := loadbalancer.Limits{Services: least(limitMaps.services), Reals: least(limitMaps.reals), LocalIPs: least(limitMaps.laddrs)}
+	l.VIPs = int(size(xlbMapLocalAddrs)) - l.LocalIPs
+	return l
+}
+
+// Limits returns the capacities of the loaded maps (pinned maps keep the
+// sizes they were created with).
+func (d *Datapath) Limits() loadbalancer.Limits {
+	maps := map[string]*ebpf.Map{
+		xlbMapServices: d.objs.Services, xlbMapSvcVips: d.objs.SvcVips, xlbMapSchedTables: d.objs.SchedTables,
+		xlbMapSchedCursors: d.objs.SchedCursors, xlbMapSvcStats: d.objs.SvcStats,
+		xlbMapReals: d.objs.Reals, xlbMapRealStats: d.objs.RealStats, xlbMapRealNexthops: d.objs.RealNexthops,
+		xlbMapLaddrs: d.objs.Laddrs, xlbMapLportCursors: d.objs.LportCursors, xlbMapLocalAddrs: d.objs.LocalAddrs,
+	}
+	return limitsFrom(func(name string) uint32 { return maps[name].MaxEntries() })
+}
+
+// SpecLimits returns the capacities the compiled object declares, without
+// loading it: what a data path loaded with fresh maps has.
+func SpecLimits() (loadbalancer.Limits, error) {
+	spec, err := loadXlb()
+	if err != nil {
+		return loadbalancer.Limits{}, fmt.Errorf("load xlb object: %w", err)
+	}
+	return limitsFrom(func(name string) uint32 { return spec.Maps[name].MaxEntries }), nil
+}
+
+// HeldLocalIPs returns the local IPs the data path holds an id for,
+// whether a service uses them now or not (ids of local IPs are not
+// reused: see releaseLocalIPs), in address order.
+func (d *Datapath) HeldLocalIPs() []netip.Addr {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]netip.Addr, 0, len(d.reg.localIPs))
+	for a := range d.reg.localIPs {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
+}
