@@ -4,16 +4,12 @@ package datapath
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
-	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 func TestServiceValidation(t *testing.T) {
@@ -168,12 +164,7 @@ func TestAttachDetach(t *testing.T) {
 // directory, as a restarted daemon would: the connection made before is
 // still there and keeps its real and local port.
 func TestPinnedMapsSurviveReload(t *testing.T) {
-	requireRoot(t)
-	dir := filepath.Join("/sys/fs/bpf", fmt.Sprintf("xlbt-%d-%s", os.Getpid(), t.Name()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		testenv.Unavailable(t, "no bpffs at /sys/fs/bpf: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := pinDir(t)
 
 	e := newEnv(t, Options{PinPath: dir})
 	f := families[0]

@@ -3,15 +3,11 @@
 package datapath
 
 import (
-	"fmt"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
-	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
 // TestLimitsOfLoadedMaps: the capacities a loaded data path reports are
@@ -33,18 +29,6 @@ func TestLimitsOfLoadedMaps(t *testing.T) {
 	if got := dp.Limits(); got != spec {
 		t.Errorf("loaded limits %+v, the object's %+v", got, spec)
 	}
-}
-
-// pinDir returns a bpffs directory of the test's own, removed when it
-// ends.
-func pinDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join("/sys/fs/bpf", fmt.Sprintf("xlbt-%d-%s", os.Getpid(), t.Name()))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		testenv.Unavailable(t, "no bpffs at /sys/fs/bpf: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 // manyReals returns n reals of distinct IPv4 addresses, port 80.
