@@ -26,6 +26,8 @@ type Config struct {
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
 	// LocalPortRange is "FIRST-LAST", the local ports FullNAT uses.
 	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
+	// ExecChecks are the daemon-wide settings of exec health checks.
+	ExecChecks *ExecChecks `yaml:"exec_checks,omitempty" json:"exec_checks,omitempty"`
 	// Services are the virtual services.
 	Services []Service `yaml:"services" json:"services"`
 }
@@ -158,7 +160,7 @@ var yamlField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`
 
 // yamlWhere says where in the file each type of the configuration is.
 var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts",
-	"HealthCheck": "in a health_check"}
+	"HealthCheck": "in a health_check", "ExecChecks": "in exec_checks"}
 
 // plainYAMLError words yaml.v3's list of decoding errors as one line per
 // problem in the file's terms: "line 6: unknown key "colour" in a service".
@@ -210,11 +212,19 @@ func (c *Config) Clone() *Config {
 		t := *c.Timeouts
 		out.Timeouts = &t
 	}
+	if c.ExecChecks != nil {
+		e := *c.ExecChecks
+		out.ExecChecks = &e
+	}
 	if c.Services != nil {
 		out.Services = make([]Service, len(c.Services))
 	}
 	for i, s := range c.Services {
 		s.LocalIPs = slices.Clone(s.LocalIPs)
+		if s.HealthCheck != nil {
+			h := *s.HealthCheck
+			s.HealthCheck = &h
+		}
 		if s.Reals != nil {
 			reals := make([]Real, len(s.Reals))
 			for j, r := range s.Reals {

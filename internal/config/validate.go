@@ -41,6 +41,7 @@ func (c *Config) Validate() error {
 // checker collects the problems of one validation.
 type checker struct {
 	problems []string
+	exec     execDefaults
 }
 
 func (ch *checker) addf(path, format string, args ...any) {
@@ -74,6 +75,7 @@ func (c *Config) check() (*Desired, error) {
 		}
 		d.Settings.LocalPortMin, d.Settings.LocalPortMax = lo, hi
 	}
+	ch.execChecks(c.ExecChecks, d)
 	ch.services(c.Services, d)
 	if len(ch.problems) > 0 {
 		return nil, &ValidationError{Problems: ch.problems}
