@@ -84,6 +84,13 @@ func Convert(nodes []*Node, opts Options) (*config.Config, []Unmapped, error) {
 		}
 	}
 	for _, n := range top {
+		if n.Keyword() == "global_defs" && n.HasBlock {
+			for _, s := range c.children(n) {
+				c.scriptUser = c.scriptUser || s.Keyword() == "script_user"
+			}
+		}
+	}
+	for _, n := range top {
 		c.topLevel(n)
 	}
 	for _, n := range top {
@@ -122,6 +129,8 @@ type converter struct {
 	lgroups map[string]*Node       // DPVS local_address_group by name
 	targets map[*Node][]target     // a virtual_server_group's addresses
 	lips    map[*Node][]netip.Addr // a local_address_group's addresses
+	// scriptUser is true when global_defs has a script_user
+	scriptUser bool
 }
 
 // noteKey identifies a note, so that one said twice is listed once.
@@ -246,6 +255,16 @@ func (c *converter) globalDefs(n *Node) {
 			c.skip(s, whyEmail)
 		case k == "lvs_sync_daemon" || k == "lvs_sync_daemon_interface":
 			c.skip(s, "xlb does not run IPVS's connection sync daemon")
+		case k == "script_user":
+			user, group, ok := scriptUser(s.Args())
+			if !ok {
+				c.skip(s, "want script_user USERNAME [GROUPNAME]")
+				continue
+			}
+			c.cfg.ExecChecks = &config.ExecChecks{User: user, Group: group}
+			c.mapped(s)
+		case k == "enable_script_security":
+			c.note(s, "xlb does not check who can write a check's program: it runs checks as exec_checks.user (nobody unless set), as root only where a check says user: root")
 		case k == "lvs_flush" || k == "lvs_flush_onstop":
 			c.skip(s, "xlb owns its own tables: there is no IPVS table to flush")
 		default:

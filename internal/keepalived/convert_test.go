@@ -39,6 +39,7 @@ func summary(s config.Service) string {
 		for _, f := range []struct{ k, v string }{
 			{"port", fmt.Sprint(h.Port)}, {"path", h.Path}, {"host", h.Host}, {"status", fmt.Sprint(h.ExpectStatus)},
 			{"body", h.ExpectBody}, {"send", h.Send}, {"expect", h.Expect}, {"cmd", h.Command},
+			{"shell", map[bool]string{true: "yes"}[h.Shell]}, {"user", h.User}, {"group", h.Group},
 		} {
 			if f.v != "" && f.v != "0" {
 				fmt.Fprintf(&b, " %s=%s", f.k, f.v)
@@ -96,7 +97,22 @@ func TestConvert(t *testing.T) {
 		{name: "MISC_CHECK defaults: no retry, timeout the interval", have: vs("192.0.2.1 80", "protocol TCP\ndelay_loop 7", `MISC_CHECK {
 misc_path "/bin/true"
 }`),
-			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/7s/7s/rise1/fall1 cmd=/bin/true"}},
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/7s/7s/rise1/fall1 cmd=/bin/true"},
+			unmapped: []string{"5: MISC_CHECK {...}: " + whyScriptUser, "10: MISC_CHECK {...}: " + whyScriptUser}},
+		{name: "MISC_CHECK user and group", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path \"/bin/chk -p 80\"\nuser nobody daemon\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk -p 80 user=nobody group=daemon"}},
+		{name: "MISC_CHECK user and :group", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser nobody :daemon\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk user=nobody group=daemon"}},
+		{name: "MISC_CHECK user and :", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser nobody :\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk user=nobody"}},
+		{name: "MISC_CHECK user of three words", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser a b c\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk"},
+			unmapped: []string{"4: MISC_CHECK {...}: " + whyScriptUser, "6: user a b c: want user USERNAME [GROUPNAME]",
+				"10: MISC_CHECK {...}: " + whyScriptUser, "12: user a b c: want user USERNAME [GROUPNAME]"}},
+		{name: "MISC_CHECK with shell syntax", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path \"/bin/chk a|b\"\nuser nobody\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk a|b shell=yes user=nobody"},
+			unmapped: []string{`5: misc_path "/bin/chk a|b": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '|' at byte 10: check the command`,
+				`11: misc_path "/bin/chk a|b": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '|' at byte 10: check the command`}},
 		{name: "settings pass from virtual server to real to check", have: `virtual_server 192.0.2.1 80 {
 protocol TCP
 connect_timeout 4
@@ -171,7 +187,11 @@ misc_path "/bin/chk [2001:db8::b]:53 2001:db8::ab '2001:db8::a'"
 }
 }
 }
-`, want: []string{"udp 2001:db8::1:53 wlc laddr=2001:db8:f::9 reals=2001:db8::a:53,2001:db8::b:53 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk [${XLB_REAL_ADDR}]:${XLB_REAL_PORT} 2001:db8::ab '2001:db8::a'"}},
+`, want: []string{"udp 2001:db8::1:53 wlc laddr=2001:db8:f::9 reals=2001:db8::a:53,2001:db8::b:53 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk [${XLB_REAL_ADDR}]:${XLB_REAL_PORT} 2001:db8::ab '2001:db8::a' shell=yes"},
+			unmapped: []string{"4: MISC_CHECK {...}: " + whyScriptUser,
+				`5: misc_path "/bin/chk [2001:db8::a]:53 2001:db8::ab '2001:db8::a'": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '[' at byte 9: check the command`,
+				"9: MISC_CHECK {...}: " + whyScriptUser,
+				`10: misc_path "/bin/chk [2001:db8::b]:53 2001:db8::ab '2001:db8::a'": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '[' at byte 9: check the command`}},
 		{name: "virtualhost of the url wins", have: vs("192.0.2.1 80", "protocol TCP\nvirtualhost a.example", "SSL_GET {\nurl {\npath /\nvirtualhost b.example\nstatus_code 200\n}\n}"),
 			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=https/1m0s/5s/rise1/fall2 path=/ host=b.example status=200"}},
 		{name: "virtualhost without an HTTP check", have: vs("192.0.2.1 80", "protocol TCP\nvirtualhost a.example", "TCP_CHECK {\nvirtualhost b.example\n}"),
@@ -256,6 +276,29 @@ func TestConvertTimeouts(t *testing.T) {
 	}
 	if tm := cfg.Timeouts; tm == nil || tm.TCP != 7200 || tm.TCPFin != 30 || tm.UDP != 60 {
 		t.Errorf("timeouts %+v, want tcp 7200, tcp_fin 30, udp 60", tm)
+	}
+}
+
+// TestConvertScriptUser checks that global_defs' script_user becomes
+// exec_checks' user and group, that enable_script_security is noted,
+// and that checks then need no note of their user.
+func TestConvertScriptUser(t *testing.T) {
+	nodes, err := Parse("t.conf", []byte("global_defs {\nenable_script_security\nscript_user checker :probes\n}\n"+
+		vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\n}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, unmapped, err := Convert(nodes, Options{LocalIPs: []string{"198.51.100.9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cfg.ExecChecks; e == nil || e.User != "checker" || e.Group != "probes" {
+		t.Errorf("exec_checks %+v, want user checker, group probes", e)
+	}
+	want := "2: enable_script_security: xlb does not check who can write a check's program: it runs checks as exec_checks.user " +
+		"(nobody unless set), as root only where a check says user: root\n"
+	if got := formatUnmapped(unmapped, "t.conf"); got != want {
+		t.Errorf("unmapped:\n%s\nwant:\n%s", got, want)
 	}
 }
 
