@@ -87,6 +87,30 @@ func (t *Timeouts) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
+// MarshalYAML writes the keys that are set or that the document gave,
+// an explicit 0 included, so that Parse reads back the same timeouts.
+func (t Timeouts) MarshalYAML() (any, error) {
+	var out struct {
+		TCP    *int `yaml:"tcp,omitempty"`
+		TCPFin *int `yaml:"tcp_fin,omitempty"`
+		UDP    *int `yaml:"udp,omitempty"`
+	}
+	for _, f := range []struct {
+		v   int
+		key timeoutKeys
+		dst **int
+	}{
+		{t.TCP, givenTCP, &out.TCP},
+		{t.TCPFin, givenTCPFin, &out.TCPFin},
+		{t.UDP, givenUDP, &out.UDP},
+	} {
+		if f.v != 0 || t.given&f.key != 0 {
+			*f.dst = &f.v
+		}
+	}
+	return out, nil
+}
+
 // Service is a virtual service and its reals.
 type Service struct {
 	// Name is optional; when given it is unique.
@@ -177,6 +201,21 @@ func plainYAMLError(err error) error {
 		})
 	}
 	return errors.New(strings.Join(lines, "; "))
+}
+
+// Marshal writes a configuration as YAML, indented by two spaces, that
+// Parse reads back as the same configuration.
+func Marshal(c *Config) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // Load reads, parses and validates a configuration file. Its errors name

@@ -3,14 +3,11 @@
 package keepalived
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/xlb-dev/xlb/internal/config"
 )
@@ -104,18 +101,7 @@ func Convert(nodes []*Node, opts Options) (*config.Config, []Unmapped, error) {
 }
 
 // Marshal writes a configuration as YAML, indented by two spaces.
-func Marshal(cfg *config.Config) ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(cfg); err != nil {
-		return nil, fmt.Errorf("encode configuration: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode configuration: %w", err)
-	}
-	return b.Bytes(), nil
-}
+func Marshal(cfg *config.Config) ([]byte, error) { return config.Marshal(cfg) }
 
 // converter holds the state of one conversion.
 type converter struct {
