@@ -126,11 +126,20 @@ type noteKey struct {
 }
 
 // mapped records that a statement was imported.
-func (c *converter) mapped(n *Node) { c.handled[n] = true }
+func (c *converter) mapped(n *Node) {
+	c.handled[n] = true
+	c.unreadBlock(n)
+}
 
 // note lists a statement with why; its block, if any, is still looked
 // into.
 func (c *converter) note(n *Node, why string) {
+	c.list(n, why)
+	c.unreadBlock(n)
+}
+
+// list records a statement and why, once.
+func (c *converter) list(n *Node, why string) {
 	c.handled[n] = true
 	if c.noted[noteKey{n, why}] {
 		return
@@ -139,9 +148,23 @@ func (c *converter) note(n *Node, why string) {
 	c.out = append(c.out, Unmapped{File: n.File, Line: n.Line, Text: n.Text(), Why: why, seq: n.seq})
 }
 
+// unreadBlock lists, unread, the { } block after a statement that takes
+// none.
+func (c *converter) unreadBlock(n *Node) {
+	if n.HasBlock && !blockStatements[n.Keyword()] && checkTypes[n.Keyword()] == "" {
+		c.list(n, fmt.Sprintf("%s takes no { } block: the block is not imported", n.Keyword()))
+		c.listed[n] = true
+	}
+}
+
+// blockStatements are the statements, besides the checkers, whose { }
+// block the conversion reads.
+var blockStatements = map[string]bool{"global_defs": true, "virtual_server_group": true, "local_address_group": true,
+	"virtual_server": true, "real_server": true, "url": true}
+
 // skip lists a statement, with its whole block, as not imported.
 func (c *converter) skip(n *Node, why string) {
-	c.note(n, why)
+	c.list(n, why)
 	c.listed[n] = true
 }
 

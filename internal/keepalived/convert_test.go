@@ -235,6 +235,12 @@ real_server 10.0.0.1 {
 		{name: "an unknown statement in a check", have: vs("192.0.2.1 80", "protocol TCP", "TCP_CHECK {\ncolour red\n}"),
 			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=tcp/1m0s/5s/rise1/fall2"},
 			unmapped: []string{"5: colour red: not a check setting xlb knows", "10: colour red: not a check setting xlb knows"}},
+		{name: "a block after a statement that takes none", have: "virtual_server 192.0.2.1 80 {\nprotocol TCP\nreal_server 10.0.0.1 80 {\nweight 2 {\ncolour red\n}\n}\n}\n",
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80w2"},
+			unmapped: []string{"4: weight 2 {...}: weight takes no { } block: the block is not imported"}},
+		{name: "a block after a noted statement", have: "virtual_server 192.0.2.1 80 {\nprotocol TCP\nlb_kind NAT {\ncolour red\n}\n}\n",
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals="},
+			unmapped: []string{"3: lb_kind NAT {...}: " + whyFullNAT, "3: lb_kind NAT {...}: lb_kind takes no { } block: the block is not imported"}},
 		{name: "alpha off is no note", have: vs("192.0.2.1 80", "protocol TCP", "alpha off\ninhibit_on_failure true"),
 			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80"}},
 	} {
@@ -323,12 +329,12 @@ func TestConvertOptions(t *testing.T) {
 // dropped: a statement that the conversion neither mapped nor listed is
 // listed by the sweep, and a block listed whole is not looked into.
 func TestSweep(t *testing.T) {
-	nodes, err := Parse("t.conf", []byte("a {\n  b 1\n  c {\n    d 1\n  }\n}\ne {\n  f 1\n}\n"))
+	nodes, err := Parse("t.conf", []byte("real_server {\n  b 1\n  c {\n    d 1\n  }\n}\ne {\n  f 1\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &converter{handled: map[*Node]bool{}, listed: map[*Node]bool{}, noted: map[noteKey]bool{}}
-	c.mapped(nodes[0])          // a: mapped, its block looked into
+	c.mapped(nodes[0])          // real_server: mapped, its block looked into
 	c.mapped(nodes[0].Block[0]) // b: mapped
 	c.skip(nodes[1], "listed")  // e: listed whole
 	c.sweep(nodes)
