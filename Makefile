@@ -3,6 +3,7 @@ GO ?= go
 GOFLAGS ?=
 BPF_SOURCES := $(shell find bpf -name '*.c' -o -name '*.h')
 FUZZTIME ?= 20s
+FUZZTIME_PARSERS ?= 5s
 # The committed BPF objects are built with Debian clang 14.0.6 (scripts/deps.sh
 # installs clang-14); another major version emits other bytes, so
 # check-generated insists on this one.
@@ -63,9 +64,15 @@ check-generated: check-clang
 unit:
 	$(GO) test -count=1 -p 1 ./...
 
-## fuzz: run the data path fuzz target for $(FUZZTIME)
+## fuzz: run the data path fuzz target for $(FUZZTIME), then each input
+## parser's (configuration, exec check commands, ipvsadm, keepalived) for
+## $(FUZZTIME_PARSERS); go test -fuzz takes one target at a time
 fuzz:
 	$(GO) test -count=1 -run '^$$' -fuzz FuzzDatapath -fuzztime $(FUZZTIME) ./internal/datapath
+	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
+	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzSplitCommand$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
+	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/ipvsadm
+	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/keepalived
 
 ## bench: per-packet cost of the data path through BPF_PROG_RUN
 bench:

@@ -62,6 +62,8 @@ func newDaemonCmd() *cobra.Command {
 	f.StringVar(&opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9468 (off when empty)")
 	f.StringVar(&opts.Mode, "xdp-mode", "", "native or generic; overrides the file's xdp_mode")
 	f.StringVar(&opts.PinPath, "pin-path", opts.PinPath, `bpffs directory for the maps ("none" to not pin)`)
+	f.StringVar(&opts.APIReadGroup, "api-read-group", "",
+		"a group whose members may read the API (GET: xlb list, stats, conn list); the socket gets mode 0660 and that group")
 	f.BoolVar(&logJSON, "log-json", false, "log in JSON instead of text")
 	f.BoolVar(&opts.DropIncompatible, "drop-incompatible-maps", false,
 		"replace pinned maps whose layout differs from this xlb's (after an upgrade that changed them; their connections are lost)")

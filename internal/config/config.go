@@ -26,6 +26,8 @@ type Config struct {
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
 	// LocalPortRange is "FIRST-LAST", the local ports FullNAT uses.
 	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
+	// ExecChecks are the daemon-wide settings of exec health checks.
+	ExecChecks *ExecChecks `yaml:"exec_checks,omitempty" json:"exec_checks,omitempty"`
 	// Services are the virtual services.
 	Services []Service `yaml:"services" json:"services"`
 }
@@ -83,6 +85,30 @@ func (t *Timeouts) UnmarshalYAML(unmarshal func(any) error) error {
 		}
 	}
 	return nil
+}
+
+// MarshalYAML writes the keys that are set or that the document gave,
+// an explicit 0 included, so that Parse reads back the same timeouts.
+func (t Timeouts) MarshalYAML() (any, error) {
+	var out struct {
+		TCP    *int `yaml:"tcp,omitempty"`
+		TCPFin *int `yaml:"tcp_fin,omitempty"`
+		UDP    *int `yaml:"udp,omitempty"`
+	}
+	for _, f := range []struct {
+		v   int
+		key timeoutKeys
+		dst **int
+	}{
+		{t.TCP, givenTCP, &out.TCP},
+		{t.TCPFin, givenTCPFin, &out.TCPFin},
+		{t.UDP, givenUDP, &out.UDP},
+	} {
+		if f.v != 0 || t.given&f.key != 0 {
+			*f.dst = &f.v
+		}
+	}
+	return out, nil
 }
 
 // Service is a virtual service and its reals.
@@ -162,7 +188,7 @@ var yamlField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`
 
 // yamlWhere says where in the file each type of the configuration is.
 var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts",
-	"HealthCheck": "in a health_check"}
+	"HealthCheck": "in a health_check", "ExecChecks": "in exec_checks"}
 
 // plainYAMLError words yaml.v3's list of decoding errors as one line per
 // problem in the file's terms: "line 6: unknown key "colour" in a service".
@@ -179,6 +205,21 @@ func plainYAMLError(err error) error {
 		})
 	}
 	return errors.New(strings.Join(lines, "; "))
+}
+
+// Marshal writes a configuration as YAML, indented by two spaces, that
+// Parse reads back as the same configuration.
+func Marshal(c *Config) ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode configuration: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // Load reads, parses and validates a configuration file. Its errors name
@@ -214,11 +255,19 @@ func (c *Config) Clone() *Config {
 		t := *c.Timeouts
 		out.Timeouts = &t
 	}
+	if c.ExecChecks != nil {
+		e := *c.ExecChecks
+		out.ExecChecks = &e
+	}
 	if c.Services != nil {
 		out.Services = make([]Service, len(c.Services))
 	}
 	for i, s := range c.Services {
 		s.LocalIPs = slices.Clone(s.LocalIPs)
+		if s.HealthCheck != nil {
+			h := *s.HealthCheck
+			s.HealthCheck = &h
+		}
 		if s.Reals != nil {
 			reals := make([]Real, len(s.Reals))
 			for j, r := range s.Reals {

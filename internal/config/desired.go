@@ -19,8 +19,10 @@ type Desired struct {
 	// without any).
 	Reals map[loadbalancer.ServiceKey][]loadbalancer.Real
 	// Health holds the health check of each service that has one, with
-	// its defaults filled in.
+	// its defaults filled in (an exec check's user and group included).
 	Health map[loadbalancer.ServiceKey]HealthCheck
+	// MaxExecRunning bounds the exec check commands running at once.
+	MaxExecRunning int
 }
 
 // Desired validates the configuration and converts it. Settings start

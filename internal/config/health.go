@@ -45,10 +45,22 @@ type HealthCheck struct {
 	// Expect, when set, must occur in the UDP reply; unset, any reply
 	// counts.
 	Expect string `yaml:"expect,omitempty" json:"expect,omitempty"`
-	// Command is run by /bin/sh -c for exec checks, with XLB_REAL_ADDR,
-	// XLB_REAL_PORT, XLB_VIP, XLB_VPORT and XLB_LOCAL_IP in its
-	// environment; exit status 0 is healthy.
+	// Command is what an exec check runs; exit status 0 is healthy.
+	// Without Shell it is split into words (see SplitCommand) and run
+	// directly, nothing expanded; with Shell, /bin/sh -c runs it. Its
+	// environment holds PATH, HOME, USER, LOGNAME, XLB_REAL_ADDR,
+	// XLB_REAL_PORT, XLB_VIP, XLB_VPORT, XLB_PROTOCOL and XLB_LOCAL_IP.
 	Command string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Shell runs Command with /bin/sh -c, for pipes, variables and the
+	// like (default false).
+	Shell bool `yaml:"shell,omitempty" json:"shell,omitempty"`
+	// User runs Command: a user name or numeric id of this host; default
+	// exec_checks.user (nobody unless set). root runs it with all of the
+	// daemon's privileges: say so only for a command that needs them.
+	User string `yaml:"user,omitempty" json:"user,omitempty"`
+	// Group is Command's primary group; default the user's own (or
+	// exec_checks.group when the user is exec_checks.user).
+	Group string `yaml:"group,omitempty" json:"group,omitempty"`
 	// OnFail is what happens to a failed real's connections: keep (the
 	// default: they continue) or reset (they are removed from the
 	// connection table).

@@ -32,6 +32,7 @@ func (c *Config) Validate() error {
 type checker struct {
 	problems []string
 	kinds    []error // the named errors of the problems, each once
+	exec     execDefaults
 }
 
 func (ch *checker) addf(path, format string, args ...any) {
@@ -83,6 +84,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 		}
 		d.Settings.LocalPortMin, d.Settings.LocalPortMax = lo, hi
 	}
+	ch.execChecks(c.ExecChecks, d)
 	ch.services(c.Services, d)
 	vips := vipsOf(c.Services)
 	ch.notVIPs(c.Services, vips)

@@ -142,11 +142,13 @@ func (ch *checker) healthCheck(path string, h *HealthCheck) *HealthCheck {
 		only("send", h.Send != "", "udp")
 		only("expect", h.Expect != "", "udp")
 	}
-	switch {
-	case c.Type == "exec" && strings.TrimSpace(c.Command) == "":
-		ch.addf(path+".command", "an exec check needs a command")
-	case c.Type != "exec":
+	if c.Type == "exec" {
+		ch.execCheck(path, &c)
+	} else {
 		only("command", h.Command != "", "exec")
+		only("shell", h.Shell, "exec")
+		only("user", h.User != "", "exec")
+		only("group", h.Group != "", "exec")
 	}
 	if len(ch.problems) > n {
 		return nil

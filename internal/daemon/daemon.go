@@ -43,6 +43,10 @@ type Options struct {
 	DropIncompatible bool
 	Version          string
 	Log              *slog.Logger
+
+	// APIReadGroup is a group whose members may read the API (GET);
+	// "" = root only.
+	APIReadGroup string
 }
 
 // ConfigError is the error Run returns when the configuration file is
@@ -305,8 +309,13 @@ func (d *Daemon) Stats() (api.Stats, error) {
 	return d.withRedirectCounts(st)
 }
 
-// serveAPI listens on the unix socket (mode 0600) and serves the API.
+// serveAPI listens on the unix socket (mode 0600, or 0660 with the
+// read group) and serves the API to root and, for reading, the group.
 func (d *Daemon) serveAPI() (*http.Server, error) {
+	access, err := api.NewAccess(d.opts.APIReadGroup)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
 	sock := d.opts.Socket
 	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
 		return nil, fmt.Errorf("api socket directory: %w", err)
@@ -320,7 +329,12 @@ func (d *Daemon) serveAPI() (*http.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api socket %s: %w", sock, err)
 	}
-	srv := &http.Server{Handler: api.Handler(d, d.opts.Version, d.log), ReadHeaderTimeout: 10 * time.Second}
+	if err := access.Share(sock, d.log); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	srv := &http.Server{Handler: access.Guard(api.Handler(d, d.opts.Version, d.log), d.log), ConnContext: api.ConnContext,
+		ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("api server", "err", err)

@@ -46,6 +46,7 @@ func (d *Daemon) syncHealth(want *config.Desired) {
 			targets[t] = hc
 		}
 	}
+	d.health.SetMaxExecRunning(want.MaxExecRunning)
 	d.health.Sync(targets, func(t health.Target) bool { return !d.dp.RealDown(t.Service, t.Real) })
 }
 

@@ -6,16 +6,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/config"
@@ -60,7 +55,14 @@ const maxBody = 64 << 10
 
 // Check runs one check of the target and returns nil when the real is
 // healthy, or why it is not. c must have its defaults (WithDefaults).
+// Exec checks run here without a bound on how many run at once; a
+// Monitor's are bounded.
 func Check(ctx context.Context, c config.HealthCheck, t Target) error {
+	return check(ctx, c, t, nil)
+}
+
+// check is Check with the limiter of exec checks (nil: none).
+func check(ctx context.Context, c config.HealthCheck, t Target, slots *Limiter) error {
 	timeout := time.Duration(c.Timeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -76,7 +78,7 @@ func Check(ctx context.Context, c config.HealthCheck, t Target) error {
 	case "udp":
 		return checkUDP(ctx, c, t, timeout)
 	case "exec":
-		return checkExec(ctx, c, t)
+		return checkExec(ctx, c, t, slots)
 	}
 	return fmt.Errorf("unknown check type %q", c.Type)
 }
@@ -144,37 +146,6 @@ func checkUDP(ctx context.Context, c config.HealthCheck, t Target, timeout time.
 		return fmt.Errorf("reply does not contain %q", c.Expect)
 	}
 	return nil
-}
-
-// checkExec runs the command with the target in its environment; exit
-// status 0 is healthy. The command's process group is killed at the
-// timeout, so a hung script cannot pile up.
-func checkExec(ctx context.Context, c config.HealthCheck, t Target) error {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Command)
-	addr := t.addr(c)
-	cmd.Env = append(os.Environ(),
-		"XLB_REAL_ADDR="+addr.Addr().String(), "XLB_REAL_PORT="+strconv.Itoa(int(addr.Port())),
-		"XLB_VIP="+t.Service.VIP.String(), "XLB_VPORT="+strconv.Itoa(int(t.Service.Port)),
-		"XLB_PROTOCOL="+t.Service.Proto.String(), "XLB_LOCAL_IP="+sourceString(t.Source))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	setProcessGroup(cmd)
-	err := cmd.Run()
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("command timed out: %w", ctx.Err())
-	}
-	msg := strings.TrimSpace(out.String())
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && msg != "" {
-		return fmt.Errorf("command %s: %s", ee.ProcessState, msg)
-	}
-	return fmt.Errorf("command: %w", err)
 }
 
 func sourceString(a netip.Addr) string {

@@ -78,6 +78,7 @@ func TestCheck(t *testing.T) {
 			udp.WriteTo(append([]byte("pong:"), buf[:n]...), from)
 		}
 	}()
+	me := currentUser(t)
 	host := func(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://") }
 	closed := closedPort(t)
 
@@ -100,9 +101,12 @@ func TestCheck(t *testing.T) {
 		{"udp reply", config.HealthCheck{Type: "udp", Expect: "pong:ping", Send: "ping"}, udp.LocalAddr().String(), ""},
 		{"udp wrong reply", config.HealthCheck{Type: "udp", Expect: "hello"}, udp.LocalAddr().String(), `reply does not contain "hello"`},
 		{"udp unreachable", config.HealthCheck{Type: "udp"}, closed, "no reply"},
-		{"exec ok", config.HealthCheck{Type: "exec", Command: `test "$XLB_REAL_ADDR" = 127.0.0.1 && test "$XLB_VPORT" = 80`}, closed, ""},
-		{"exec fails", config.HealthCheck{Type: "exec", Command: "echo backend sick; exit 3"}, closed, "backend sick"},
-		{"exec times out", config.HealthCheck{Type: "exec", Command: "sleep 5", Timeout: config.Duration(200 * time.Millisecond)}, closed, "timed out"},
+		{"exec ok", config.HealthCheck{Type: "exec", Shell: true, User: me, Command: `test "$XLB_REAL_ADDR" = 127.0.0.1 && test "$XLB_VPORT" = 80`}, closed, ""},
+		{"exec fails", config.HealthCheck{Type: "exec", Shell: true, User: me, Command: "echo backend sick; exit 3"}, closed, "backend sick"},
+		{"exec times out", config.HealthCheck{Type: "exec", User: me, Command: "sleep 5", Timeout: config.Duration(200 * time.Millisecond)}, closed, "timed out"},
+		{"exec without a shell", config.HealthCheck{Type: "exec", User: me, Command: `test "$XLB_VPORT" = 80`}, closed, "which a shell would expand"},
+		{"exec exit status", config.HealthCheck{Type: "exec", User: me, Command: "false"}, closed, "exit status 1"},
+		{"exec program missing", config.HealthCheck{Type: "exec", User: me, Command: "/nonexistent/check"}, closed, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.check.WithDefaults()

@@ -53,6 +53,8 @@ type run struct {
 type Monitor struct {
 	report func(Transition)
 	check  func(context.Context, config.HealthCheck, Target) error
+	// execSlots bounds the exec check commands running at once.
+	execSlots *Limiter
 
 	mu   sync.Mutex
 	runs map[realKey]*run
@@ -62,8 +64,23 @@ type Monitor struct {
 // NewMonitor returns a monitor that calls report, from the checking
 // goroutine, each time a real goes down (Fall failures in a row) or up
 // (Rise successes in a row). report must not call Sync or Close.
+//
+// At most config.DefaultMaxExecRunning exec check commands run at once
+// (SetMaxExecRunning changes it): a check that finds no slot free waits
+// for one within its timeout, and fails if none frees in time.
 func NewMonitor(report func(Transition)) *Monitor {
-	return &Monitor{report: report, check: Check, runs: map[realKey]*run{}}
+	m := &Monitor{report: report, runs: map[realKey]*run{}, execSlots: NewLimiter(config.DefaultMaxExecRunning)}
+	m.check = func(ctx context.Context, c config.HealthCheck, t Target) error { return check(ctx, c, t, m.execSlots) }
+	return m
+}
+
+// SetMaxExecRunning changes how many exec check commands may run at
+// once; n <= 0 is config.DefaultMaxExecRunning.
+func (m *Monitor) SetMaxExecRunning(n int) {
+	if n <= 0 {
+		n = config.DefaultMaxExecRunning
+	}
+	m.execSlots.SetLimit(n)
 }
 
 // Sync makes the monitor check exactly the targets of want: it starts

@@ -246,24 +246,3 @@ func TestLegalTable(t *testing.T) {
 }
 
 func mustAddrPort(s string) netip.AddrPort { return netip.MustParseAddrPort(s) }
-
-// FuzzParse checks that no command line makes Parse panic, that it
-// refuses with usage errors only, and that what it accepts makes its
-// request without panicking.
-func FuzzParse(f *testing.F) {
-	for _, seed := range []string{"-Ln", "-A -t 10.0.0.1:80 -s rr -p -M 255.255.255.0 -z 10.0.0.254",
-		"-a -t [2001:db8::1]:80 -r 2001:db8::2 -w 5 -b", "--set 1 2 3", "-Z -u 10.0.0.1", "-e -t 1.2.3.4 -r [::1]:",
-		"-P -t 10.0.0.1:80 -z [2001:db8::1] -F x", "-pt", "--persistent=", "-E -t [::]:0 -M 1", "--"} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		c, err := Parse(strings.Fields(line))
-		if err != nil {
-			if !IsUsage(err) {
-				t.Fatalf("Parse(%q): %v is not a usage error", line, err)
-			}
-			return
-		}
-		_, _ = c.Request()
-	})
-}

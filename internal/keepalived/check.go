@@ -3,6 +3,7 @@
 package keepalived
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -251,6 +252,9 @@ func (c *converter) finishCheck(ck *Node, b *builtCheck, p checkParams) {
 			b.note(ck, "no url: xlb checks path /")
 		}
 	}
+	if hc.Type == "exec" && hc.User == "" && !c.scriptUser {
+		b.note(ck, whyScriptUser)
+	}
 	if hc.Type == "udp" && !b.reply {
 		b.note(ck, "without require_reply keepalived passes a check that gets no reply (only an ICMP error fails it); xlb needs a reply")
 	}
@@ -392,7 +396,7 @@ func (c *converter) miscOption(s *Node, r *realConf, b *builtCheck) {
 			b.skip(s, "want misc_path COMMAND")
 			return
 		}
-		b.hc.Command = templateCommand(joinCommand(args), r.addr, r.checkPort)
+		c.miscCommand(s, r, b)
 		c.mapped(s)
 	case "misc_timeout":
 		d, err := durationArg(args)
@@ -405,10 +409,55 @@ func (c *converter) miscOption(s *Node, r *realConf, b *builtCheck) {
 	case "misc_dynamic":
 		b.skip(s, "xlb does not set a real's weight from a check's exit status")
 	case "user":
-		b.skip(s, "xlb runs check commands as its own user")
+		user, group, ok := scriptUser(args)
+		if !ok {
+			b.skip(s, "want user USERNAME [GROUPNAME]")
+			return
+		}
+		b.hc.User, b.hc.Group = user, group
+		c.mapped(s)
 	default:
 		b.skip(s, "not a MISC_CHECK setting xlb knows")
 	}
+}
+
+// miscCommand converts misc_path's command. keepalived runs it without
+// a shell; xlb does too, unless the command names the real's address,
+// which becomes ${XLB_REAL_ADDR} for /bin/sh to put in (shell: true),
+// or has syntax that xlb's words refuse (then noted: /bin/sh interprets
+// what keepalived passed on as it is).
+func (c *converter) miscCommand(s *Node, r *realConf, b *builtCheck) {
+	cmd := joinCommand(s.Args())
+	b.hc.Command = templateCommand(cmd, r.addr, r.checkPort)
+	_, err := config.SplitCommand(cmd)
+	b.hc.Shell = err != nil || b.hc.Command != cmd
+	var ce *config.CommandError
+	switch {
+	case errors.As(err, &ce) && ce.Shell:
+		b.note(s, fmt.Sprintf("keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the %s at byte %d: check the command", shellWhat(ce), ce.Offset))
+	case err != nil:
+		b.note(s, fmt.Sprintf("keepalived runs it without a shell, xlb with /bin/sh (shell: true), which reads it otherwise: %v", err))
+	}
+}
+
+// shellWhat names the shell syntax of a command error.
+func shellWhat(ce *config.CommandError) string {
+	what, _, _ := strings.Cut(ce.Msg, ",")
+	return what
+}
+
+// scriptUser reads keepalived's "USERNAME [[:]GROUPNAME]" (MISC_CHECK
+// user, script_user). xlb always sets the user's supplementary groups,
+// so the ':' that asks keepalived to is dropped; ":" alone is the
+// user's primary group.
+func scriptUser(args []string) (user, group string, ok bool) {
+	switch len(args) {
+	case 1:
+		return args[0], "", true
+	case 2:
+		return args[0], strings.TrimPrefix(args[1], ":"), true
+	}
+	return "", "", false
 }
 
 // udpOption reads a statement of UDP_CHECK.
@@ -468,6 +517,7 @@ func diffFields(a, b config.HealthCheck) string {
 		{"fall", a.Fall != b.Fall}, {"port", a.Port != b.Port}, {"path", a.Path != b.Path}, {"host", a.Host != b.Host},
 		{"expect_status", a.ExpectStatus != b.ExpectStatus}, {"expect_body", a.ExpectBody != b.ExpectBody},
 		{"send", a.Send != b.Send}, {"expect", a.Expect != b.Expect}, {"command", a.Command != b.Command},
+		{"shell", a.Shell != b.Shell}, {"user", a.User != b.User}, {"group", a.Group != b.Group},
 	} {
 		if f.diff {
 			out = append(out, f.name)

@@ -3,14 +3,11 @@
 package keepalived
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/xlb-dev/xlb/internal/config"
 )
@@ -84,6 +81,13 @@ func Convert(nodes []*Node, opts Options) (*config.Config, []Unmapped, error) {
 		}
 	}
 	for _, n := range top {
+		if n.Keyword() == "global_defs" && n.HasBlock {
+			for _, s := range c.children(n) {
+				c.scriptUser = c.scriptUser || s.Keyword() == "script_user"
+			}
+		}
+	}
+	for _, n := range top {
 		c.topLevel(n)
 	}
 	for _, n := range top {
@@ -97,18 +101,7 @@ func Convert(nodes []*Node, opts Options) (*config.Config, []Unmapped, error) {
 }
 
 // Marshal writes a configuration as YAML, indented by two spaces.
-func Marshal(cfg *config.Config) ([]byte, error) {
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(cfg); err != nil {
-		return nil, fmt.Errorf("encode configuration: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode configuration: %w", err)
-	}
-	return b.Bytes(), nil
-}
+func Marshal(cfg *config.Config) ([]byte, error) { return config.Marshal(cfg) }
 
 // converter holds the state of one conversion.
 type converter struct {
@@ -122,6 +115,8 @@ type converter struct {
 	lgroups map[string]*Node       // DPVS local_address_group by name
 	targets map[*Node][]target     // a virtual_server_group's addresses
 	lips    map[*Node][]netip.Addr // a local_address_group's addresses
+	// scriptUser is true when global_defs has a script_user
+	scriptUser bool
 }
 
 // noteKey identifies a note, so that one said twice is listed once.
@@ -131,11 +126,20 @@ type noteKey struct {
 }
 
 // mapped records that a statement was imported.
-func (c *converter) mapped(n *Node) { c.handled[n] = true }
+func (c *converter) mapped(n *Node) {
+	c.handled[n] = true
+	c.unreadBlock(n)
+}
 
 // note lists a statement with why; its block, if any, is still looked
 // into.
 func (c *converter) note(n *Node, why string) {
+	c.list(n, why)
+	c.unreadBlock(n)
+}
+
+// list records a statement and why, once.
+func (c *converter) list(n *Node, why string) {
 	c.handled[n] = true
 	if c.noted[noteKey{n, why}] {
 		return
@@ -144,9 +148,23 @@ func (c *converter) note(n *Node, why string) {
 	c.out = append(c.out, Unmapped{File: n.File, Line: n.Line, Text: n.Text(), Why: why, seq: n.seq})
 }
 
+// unreadBlock lists, unread, the { } block after a statement that takes
+// none.
+func (c *converter) unreadBlock(n *Node) {
+	if n.HasBlock && !blockStatements[n.Keyword()] && checkTypes[n.Keyword()] == "" {
+		c.list(n, fmt.Sprintf("%s takes no { } block: the block is not imported", n.Keyword()))
+		c.listed[n] = true
+	}
+}
+
+// blockStatements are the statements, besides the checkers, whose { }
+// block the conversion reads.
+var blockStatements = map[string]bool{"global_defs": true, "virtual_server_group": true, "local_address_group": true,
+	"virtual_server": true, "real_server": true, "url": true}
+
 // skip lists a statement, with its whole block, as not imported.
 func (c *converter) skip(n *Node, why string) {
-	c.note(n, why)
+	c.list(n, why)
 	c.listed[n] = true
 }
 
@@ -246,6 +264,16 @@ func (c *converter) globalDefs(n *Node) {
 			c.skip(s, whyEmail)
 		case k == "lvs_sync_daemon" || k == "lvs_sync_daemon_interface":
 			c.skip(s, "xlb does not run IPVS's connection sync daemon")
+		case k == "script_user":
+			user, group, ok := scriptUser(s.Args())
+			if !ok {
+				c.skip(s, "want script_user USERNAME [GROUPNAME]")
+				continue
+			}
+			c.cfg.ExecChecks = &config.ExecChecks{User: user, Group: group}
+			c.mapped(s)
+		case k == "enable_script_security":
+			c.note(s, "xlb does not check who can write a check's program: it runs checks as exec_checks.user (nobody unless set), as root only where a check says user: root")
 		case k == "lvs_flush" || k == "lvs_flush_onstop":
 			c.skip(s, "xlb owns its own tables: there is no IPVS table to flush")
 		default:

@@ -39,6 +39,7 @@ func summary(s config.Service) string {
 		for _, f := range []struct{ k, v string }{
 			{"port", fmt.Sprint(h.Port)}, {"path", h.Path}, {"host", h.Host}, {"status", fmt.Sprint(h.ExpectStatus)},
 			{"body", h.ExpectBody}, {"send", h.Send}, {"expect", h.Expect}, {"cmd", h.Command},
+			{"shell", map[bool]string{true: "yes"}[h.Shell]}, {"user", h.User}, {"group", h.Group},
 		} {
 			if f.v != "" && f.v != "0" {
 				fmt.Fprintf(&b, " %s=%s", f.k, f.v)
@@ -96,7 +97,22 @@ func TestConvert(t *testing.T) {
 		{name: "MISC_CHECK defaults: no retry, timeout the interval", have: vs("192.0.2.1 80", "protocol TCP\ndelay_loop 7", `MISC_CHECK {
 misc_path "/bin/true"
 }`),
-			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/7s/7s/rise1/fall1 cmd=/bin/true"}},
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/7s/7s/rise1/fall1 cmd=/bin/true"},
+			unmapped: []string{"5: MISC_CHECK {...}: " + whyScriptUser, "10: MISC_CHECK {...}: " + whyScriptUser}},
+		{name: "MISC_CHECK user and group", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path \"/bin/chk -p 80\"\nuser nobody daemon\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk -p 80 user=nobody group=daemon"}},
+		{name: "MISC_CHECK user and :group", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser nobody :daemon\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk user=nobody group=daemon"}},
+		{name: "MISC_CHECK user and :", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser nobody :\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk user=nobody"}},
+		{name: "MISC_CHECK user of three words", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\nuser a b c\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk"},
+			unmapped: []string{"4: MISC_CHECK {...}: " + whyScriptUser, "6: user a b c: want user USERNAME [GROUPNAME]",
+				"10: MISC_CHECK {...}: " + whyScriptUser, "12: user a b c: want user USERNAME [GROUPNAME]"}},
+		{name: "MISC_CHECK with shell syntax", have: vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path \"/bin/chk a|b\"\nuser nobody\n}"),
+			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk a|b shell=yes user=nobody"},
+			unmapped: []string{`5: misc_path "/bin/chk a|b": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '|' at byte 10: check the command`,
+				`11: misc_path "/bin/chk a|b": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '|' at byte 10: check the command`}},
 		{name: "settings pass from virtual server to real to check", have: `virtual_server 192.0.2.1 80 {
 protocol TCP
 connect_timeout 4
@@ -171,7 +187,11 @@ misc_path "/bin/chk [2001:db8::b]:53 2001:db8::ab '2001:db8::a'"
 }
 }
 }
-`, want: []string{"udp 2001:db8::1:53 wlc laddr=2001:db8:f::9 reals=2001:db8::a:53,2001:db8::b:53 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk [${XLB_REAL_ADDR}]:${XLB_REAL_PORT} 2001:db8::ab '2001:db8::a'"}},
+`, want: []string{"udp 2001:db8::1:53 wlc laddr=2001:db8:f::9 reals=2001:db8::a:53,2001:db8::b:53 check=exec/1m0s/1m0s/rise1/fall1 cmd=/bin/chk [${XLB_REAL_ADDR}]:${XLB_REAL_PORT} 2001:db8::ab '2001:db8::a' shell=yes"},
+			unmapped: []string{"4: MISC_CHECK {...}: " + whyScriptUser,
+				`5: misc_path "/bin/chk [2001:db8::a]:53 2001:db8::ab '2001:db8::a'": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '[' at byte 9: check the command`,
+				"9: MISC_CHECK {...}: " + whyScriptUser,
+				`10: misc_path "/bin/chk [2001:db8::b]:53 2001:db8::ab '2001:db8::a'": keepalived runs it without a shell, xlb with /bin/sh (shell: true), which interprets the unquoted '[' at byte 9: check the command`}},
 		{name: "virtualhost of the url wins", have: vs("192.0.2.1 80", "protocol TCP\nvirtualhost a.example", "SSL_GET {\nurl {\npath /\nvirtualhost b.example\nstatus_code 200\n}\n}"),
 			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=https/1m0s/5s/rise1/fall2 path=/ host=b.example status=200"}},
 		{name: "virtualhost without an HTTP check", have: vs("192.0.2.1 80", "protocol TCP\nvirtualhost a.example", "TCP_CHECK {\nvirtualhost b.example\n}"),
@@ -215,6 +235,12 @@ real_server 10.0.0.1 {
 		{name: "an unknown statement in a check", have: vs("192.0.2.1 80", "protocol TCP", "TCP_CHECK {\ncolour red\n}"),
 			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80 check=tcp/1m0s/5s/rise1/fall2"},
 			unmapped: []string{"5: colour red: not a check setting xlb knows", "10: colour red: not a check setting xlb knows"}},
+		{name: "a block after a statement that takes none", have: "virtual_server 192.0.2.1 80 {\nprotocol TCP\nreal_server 10.0.0.1 80 {\nweight 2 {\ncolour red\n}\n}\n}\n",
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80w2"},
+			unmapped: []string{"4: weight 2 {...}: weight takes no { } block: the block is not imported"}},
+		{name: "a block after a noted statement", have: "virtual_server 192.0.2.1 80 {\nprotocol TCP\nlb_kind NAT {\ncolour red\n}\n}\n",
+			want:     []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals="},
+			unmapped: []string{"3: lb_kind NAT {...}: " + whyFullNAT, "3: lb_kind NAT {...}: lb_kind takes no { } block: the block is not imported"}},
 		{name: "alpha off is no note", have: vs("192.0.2.1 80", "protocol TCP", "alpha off\ninhibit_on_failure true"),
 			want: []string{"tcp 192.0.2.1:80 wlc laddr=198.51.100.9 reals=10.0.0.1:80,10.0.0.2:80"}},
 	} {
@@ -259,6 +285,29 @@ func TestConvertTimeouts(t *testing.T) {
 	}
 }
 
+// TestConvertScriptUser checks that global_defs' script_user becomes
+// exec_checks' user and group, that enable_script_security is noted,
+// and that checks then need no note of their user.
+func TestConvertScriptUser(t *testing.T) {
+	nodes, err := Parse("t.conf", []byte("global_defs {\nenable_script_security\nscript_user checker :probes\n}\n"+
+		vs("192.0.2.1 80", "protocol TCP", "MISC_CHECK {\nmisc_path /bin/chk\n}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, unmapped, err := Convert(nodes, Options{LocalIPs: []string{"198.51.100.9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := cfg.ExecChecks; e == nil || e.User != "checker" || e.Group != "probes" {
+		t.Errorf("exec_checks %+v, want user checker, group probes", e)
+	}
+	want := "2: enable_script_security: xlb does not check who can write a check's program: it runs checks as exec_checks.user " +
+		"(nobody unless set), as root only where a check says user: root\n"
+	if got := formatUnmapped(unmapped, "t.conf"); got != want {
+		t.Errorf("unmapped:\n%s\nwant:\n%s", got, want)
+	}
+}
+
 func TestConvertOptions(t *testing.T) {
 	nodes, err := Parse("t.conf", []byte(vs("192.0.2.1 80", "protocol TCP", "")))
 	if err != nil {
@@ -280,12 +329,12 @@ func TestConvertOptions(t *testing.T) {
 // dropped: a statement that the conversion neither mapped nor listed is
 // listed by the sweep, and a block listed whole is not looked into.
 func TestSweep(t *testing.T) {
-	nodes, err := Parse("t.conf", []byte("a {\n  b 1\n  c {\n    d 1\n  }\n}\ne {\n  f 1\n}\n"))
+	nodes, err := Parse("t.conf", []byte("real_server {\n  b 1\n  c {\n    d 1\n  }\n}\ne {\n  f 1\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &converter{handled: map[*Node]bool{}, listed: map[*Node]bool{}, noted: map[noteKey]bool{}}
-	c.mapped(nodes[0])          // a: mapped, its block looked into
+	c.mapped(nodes[0])          // real_server: mapped, its block looked into
 	c.mapped(nodes[0].Block[0]) // b: mapped
 	c.skip(nodes[1], "listed")  // e: listed whole
 	c.sweep(nodes)

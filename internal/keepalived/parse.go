@@ -77,7 +77,12 @@ func ParseFile(path string) ([]*Node, error) {
 // Parse parses src, the contents of the file name. Relative includes are
 // read from name's directory.
 func Parse(name string, src []byte) ([]*Node, error) {
-	p := &parser{}
+	return parse(name, src, hostFiles{})
+}
+
+// parse is Parse with includes read from files.
+func parse(name string, src []byte, files fileSystem) ([]*Node, error) {
+	p := &parser{files: files}
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -88,9 +93,23 @@ func Parse(name string, src []byte) ([]*Node, error) {
 
 // parser builds the tree of one configuration and its includes.
 type parser struct {
-	seq  int
-	open []string // absolute paths of the files being read, outermost first
+	seq   int
+	open  []string // absolute paths of the files being read, outermost first
+	files fileSystem
 }
+
+// fileSystem is where includes are read from: the host's files, or a
+// test's.
+type fileSystem interface {
+	Glob(pattern string) ([]string, error)
+	ReadFile(name string) ([]byte, error)
+}
+
+// hostFiles are the host's files.
+type hostFiles struct{}
+
+func (hostFiles) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
+func (hostFiles) ReadFile(name string) ([]byte, error)  { return os.ReadFile(name) }
 
 // stream walks a file's tokens.
 type stream struct {
@@ -204,8 +223,12 @@ func (p *parser) include(n *Node) error {
 	}
 	seen := map[string]bool{}
 	n.Files = []string{}
-	for _, pat := range expandBraces(pattern) {
-		matches, err := filepath.Glob(pat)
+	patterns := expandBraces(pattern)
+	if len(patterns) > maxIncludePatterns {
+		return fmt.Errorf("%s: include %q: its braces make more than %d patterns", where, n.Words[1], maxIncludePatterns)
+	}
+	for _, pat := range patterns {
+		matches, err := p.files.Glob(pat)
 		if err != nil {
 			return fmt.Errorf("%s: include %q: %w", where, n.Words[1], err)
 		}
@@ -233,7 +256,7 @@ func (p *parser) includeFile(n *Node, where, f string) error {
 			return fmt.Errorf("%s: include cycle: %s is already being read", where, f)
 		}
 	}
-	data, err := os.ReadFile(f)
+	data, err := p.files.ReadFile(f)
 	if err != nil {
 		return fmt.Errorf("%s: include: %w", where, err)
 	}
@@ -247,6 +270,10 @@ func (p *parser) includeFile(n *Node, where, f string) error {
 	n.Block = append(n.Block, nodes...)
 	return nil
 }
+
+// maxIncludePatterns bounds the patterns an include's braces expand
+// to: each {a,b} doubles them.
+const maxIncludePatterns = 1024
 
 // expandBraces expands csh braces: "a/{b,c{d,e}}.conf" is a/b.conf,
 // a/cd.conf and a/ce.conf. Unbalanced braces are left as they are.
@@ -282,6 +309,9 @@ scan:
 	var out []string
 	for _, a := range alts {
 		out = append(out, expandBraces(s[:open]+a+s[end+1:])...)
+		if len(out) > maxIncludePatterns {
+			break // too many: the caller refuses them all
+		}
 	}
 	return out
 }

@@ -60,6 +60,8 @@ func TestParse(t *testing.T) {
 		{name: "unterminated quote", have: "a\nmisc_path \"/bin/x\n\"", wantErr: "t.conf:2: the quoted string"},
 		{name: "include with a block", have: "include x.conf\n{\n}\n", wantErr: "t.conf:2: include takes a file name"},
 		{name: "include without a file", have: "include\n", wantErr: "t.conf:1: include needs a file name"},
+		{name: "include braces beyond bounds", have: "include /nonexistent/" + strings.Repeat("{a,b}", 40) + "\n",
+			wantErr: "{a,b}\": its braces make more than 1024 patterns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nodes, err := Parse(filepath.Join(t.TempDir(), "t.conf"), []byte(tc.have))

@@ -4,13 +4,16 @@ package keepalived
 
 // Reasons shared by several statements.
 const (
-	whyVRRP     = "VRRP is not xlb's job: keep keepalived for VRRP"
-	whyDaemon   = "a keepalived daemon setting: xlb has no equivalent"
-	whyEmail    = "xlb sends no e-mail"
-	whyScripts  = "xlb runs no notify scripts"
-	whyLists    = "xlb has no address allow or deny lists"
-	whyFullNAT  = "xlb forwards in FullNAT: the reals see a local IP, not the client"
-	whyNoFwmark = "xlb has no firewall-mark services: write a virtual_server per VIP and port"
+	whyVRRP    = "VRRP is not xlb's job: keep keepalived for VRRP"
+	whyDaemon  = "a keepalived daemon setting: xlb has no equivalent"
+	whyEmail   = "xlb sends no e-mail"
+	whyScripts = "xlb runs no notify scripts"
+	// whyScriptUser notes an exec check with no user: keepalived's
+	// default user is not xlb's.
+	whyScriptUser = "keepalived ran it as keepalived_script (or root where that user does not exist), xlb as nobody unless exec_checks.user says otherwise: add user USERNAME, or script_user to global_defs, if it needs another user"
+	whyLists      = "xlb has no address allow or deny lists"
+	whyFullNAT    = "xlb forwards in FullNAT: the reals see a local IP, not the client"
+	whyNoFwmark   = "xlb has no firewall-mark services: write a virtual_server per VIP and port"
 )
 
 // topWhy says why top-level statements are not imported.
