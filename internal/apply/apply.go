@@ -41,24 +41,30 @@ func Check(dp DataPath, cfg *config.Config, owns HostOwns) (*config.Desired, err
 }
 
 // Config moves dp from cur, the configuration that runs, to cfg and returns
-// what cfg asks for and the changes made. Besides Check's validation it
-// refuses what a running daemon cannot change (the attached interfaces,
-// the XDP mode). On error the data path holds cur, unless the error says
-// that rolling back failed too.
+// what cfg asks for and the changes made: Check, then Move.
 func Config(dp DataPath, cur *config.Desired, cfg *config.Config, owns HostOwns) (*config.Desired, config.Changes, error) {
 	want, err := Check(dp, cfg, owns)
 	if err != nil {
 		return nil, config.Changes{}, err
 	}
-	if !slices.Equal(want.Interfaces, cur.Interfaces) || want.Mode != cur.Mode {
-		return nil, config.Changes{}, &config.ValidationError{Problems: []string{
-			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
-	}
-	changes, err := Transition(dp, cur, want)
+	changes, err := Move(dp, cur, want)
 	if err != nil {
 		return nil, changes, err
 	}
 	return want, changes, nil
+}
+
+// Move moves dp from cur to want, a configuration Check accepted, and
+// returns the changes made. Besides Check's validation it refuses what a
+// running daemon cannot change (the attached interfaces, the XDP mode).
+// On error the data path holds cur, unless the error says that rolling
+// back failed too.
+func Move(dp DataPath, cur, want *config.Desired) (config.Changes, error) {
+	if !slices.Equal(want.Interfaces, cur.Interfaces) || want.Mode != cur.Mode {
+		return config.Changes{}, &config.ValidationError{Problems: []string{
+			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
+	}
+	return Transition(dp, cur, want)
 }
 
 // ErrRollback is wrapped by the error of a transition whose roll back

@@ -251,15 +251,15 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		return config.Changes{}, err
 	}
 	// checked against the data path and the host before anything changes
-	next, err := apply.Check(d.dp, cfg, d.hostOwns())
+	want, err := apply.Check(d.dp, cfg, d.hostOwns())
 	if err != nil {
 		return config.Changes{}, err
 	}
-	if err := d.addrs.add(hostAddrs(next)); err != nil {
+	if err := d.addrs.add(hostAddrs(want)); err != nil {
 		return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
 	}
-	d.prepareNeighbours(d.cur, next)
-	want, changes, err := apply.Config(d.dp, d.cur, cfg, d.hostOwns())
+	d.prepareNeighbours(d.cur, want)
+	changes, err := apply.Move(d.dp, d.cur, want)
 	if err != nil {
 		if perr := d.addrs.prune(hostAddrs(d.cur)); perr != nil {
 			d.log.Warn("take the new host addresses off again", "err", perr)

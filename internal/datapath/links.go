@@ -142,16 +142,6 @@ func (d *Datapath) Detach(ifname string) error {
 	return nil
 }
 
-// Attached lists the interfaces the program is attached to by this
-// Datapath.
-func (d *Datapath) Attached() []string {
-	names := make([]string, 0, len(d.links))
-	for n := range d.links {
-		names = append(names, n)
-	}
-	return names
-}
-
 // PinnedLinks lists the interfaces a pinned link names under pinPath:
 // what a previous run attached, whether or not this one has taken it.
 func PinnedLinks(pinPath string) ([]string, error) {
