@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xlb-dev/xlb/internal/bench"
-	benchrun "github.com/xlb-dev/xlb/internal/bench/run"
-	"github.com/xlb-dev/xlb/internal/bench/traffic"
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	benchrun "github.com/xlb-dev/xlb/internal/lab/bench/run"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
 func newBenchCmd(g *globalFlags) *cobra.Command {

@@ -11,33 +11,33 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/xlb-dev/xlb/internal/lab"
+	"github.com/xlb-dev/xlb/internal/lab/topo"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 func newLabCmd() *cobra.Command {
-	topo := lab.Default
+	topology := topo.Default
 	cmd := &cobra.Command{
 		Use:   "lab",
 		Short: "Build and use the network-namespace lab (client, lb, reals)",
 	}
-	cmd.PersistentFlags().StringVar(&topo.Name, "name", topo.Name, "lab name: prefix of its namespaces")
-	cmd.PersistentFlags().Uint8Var(&topo.Net, "net", topo.Net, "second octet of the lab's addresses (10.NET.0.0/16)")
-	cmd.PersistentFlags().IntVar(&topo.Reals, "reals", topo.Reals, "number of real servers")
+	cmd.PersistentFlags().StringVar(&topology.Name, "name", topology.Name, "lab name: prefix of its namespaces")
+	cmd.PersistentFlags().Uint8Var(&topology.Net, "net", topology.Net, "second octet of the lab's addresses (10.NET.0.0/16)")
+	cmd.PersistentFlags().IntVar(&topology.Reals, "reals", topology.Reals, "number of real servers")
 
 	// down and exec find a lab that is up by its name: its net and size
 	// are what `lab up` recorded, whatever the flags say.
 	saved := func(cmd *cobra.Command) error {
-		t, ok, err := lab.Saved(topo.Name)
+		t, ok, err := topo.Saved(topology.Name)
 		if err != nil || !ok {
 			return err
 		}
-		for flag, differs := range map[string]bool{"net": t.Net != topo.Net, "reals": t.Reals != topo.Reals} {
+		for flag, differs := range map[string]bool{"net": t.Net != topology.Net, "reals": t.Reals != topology.Reals} {
 			if cmd.Flags().Changed(flag) && differs {
 				return usageError{fmt.Errorf("--%s: lab %s is up with net %d and %d reals", flag, t.Name, t.Net, t.Reals)}
 			}
 		}
-		topo = t
+		topology = t
 		return nil
 	}
 
@@ -55,28 +55,28 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			if err != nil {
 				return fmt.Errorf("find the xlb binary: %w", err)
 			}
-			if err := topo.Up(); err != nil {
+			if err := topology.Up(); err != nil {
 				return err
 			}
-			if _, err := topo.StartServers(lab.XLBServe(self), true); err != nil {
-				_ = topo.Down()
+			if _, err := topology.StartServers(topo.XLBServe(self), true); err != nil {
+				_ = topology.Down()
 				return err
 			}
-			cfg, _, pins := topo.DaemonFiles()
-			if err := topo.WriteConfig(topo.Config("rr")); err != nil {
-				_ = topo.Down()
+			cfg, _, pins := topology.DaemonFiles()
+			if err := topology.WriteConfig(topology.Config("rr")); err != nil {
+				_ = topology.Down()
 				return err
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "lab %s up: client %s, lb on %s, reals %s..%s answering HTTP and UDP echo on port %d\n",
-				topo.Name, topo.ClientAddr(), strings.Join(topo.LBInterfaces(), ","), topo.RealAddr(1), topo.RealAddr(topo.Reals), lab.ServicePort)
-			fmt.Fprintf(w, "a daemon config for VIP %s and [%s] (local IPs %s, %s) is in %s:\n", topo.VIP(), topo.VIP6(), topo.LocalIP(), topo.LocalIP6(), cfg)
+				topology.Name, topology.ClientAddr(), strings.Join(topology.LBInterfaces(), ","), topology.RealAddr(1), topology.RealAddr(topology.Reals), topo.ServicePort)
+			fmt.Fprintf(w, "a daemon config for VIP %s and [%s] (local IPs %s, %s) is in %s:\n", topology.VIP(), topology.VIP6(), topology.LocalIP(), topology.LocalIP6(), cfg)
 			fmt.Fprintf(w, "  xlb lab exec lb -- xlb daemon --config %s --pin-path %s &\n", cfg, pins)
-			fmt.Fprintf(w, "  xlb lab exec client -- curl -s http://%s/\n", topo.VIP())
+			fmt.Fprintf(w, "  xlb lab exec client -- curl -s http://%s/\n", topology.VIP())
 			return nil
 		},
 	}
-	up.Flags().BoolVar(&topo.Bridge, "bridge", false, "put the reals behind one bridge (one L2 segment) instead of a link each")
+	up.Flags().BoolVar(&topology.Bridge, "bridge", false, "put the reals behind one bridge (one L2 segment) instead of a link each")
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Remove the lab's namespaces and everything in them",
@@ -85,7 +85,7 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			if err := saved(cmd); err != nil {
 				return err
 			}
-			return topo.Down()
+			return topology.Down()
 		},
 	}
 	var requests int
@@ -103,7 +103,7 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			if generic {
 				mode = loadbalancer.ModeGeneric
 			}
-			_, err = lab.Demo(cmd.Context(), cmd.OutOrStdout(), lab.DemoOptions{Topology: topo, Requests: requests, Self: self, Mode: mode})
+			_, err = topo.Demo(cmd.Context(), cmd.OutOrStdout(), topo.DemoOptions{Topology: topology, Requests: requests, Self: self, Mode: mode})
 			return err
 		},
 	}
@@ -123,11 +123,11 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			if len(args) < 2 {
 				return usageError{fmt.Errorf("want a node and a command: xlb lab exec NODE -- CMD [ARGS...]")}
 			}
-			ns, err := topo.Node(args[0])
+			ns, err := topology.Node(args[0])
 			if err != nil {
 				return usageError{err}
 			}
-			c := topo.Exec(ns, args[1], args[2:]...)
+			c := topology.Exec(ns, args[1], args[2:]...)
 			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
 			var ee *osexec.ExitError
 			if err := c.Run(); errors.As(err, &ee) {
@@ -147,7 +147,7 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return lab.Serve(cmd.Context(), name, listen)
+			return topo.Serve(cmd.Context(), name, listen)
 		},
 	}
 	serve.Flags().StringVar(&name, "name", "real", "name the server answers with")

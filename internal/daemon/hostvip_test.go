@@ -18,8 +18,8 @@ import (
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/health"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
-	"github.com/xlb-dev/xlb/internal/netns"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
 	"github.com/xlb-dev/xlb/internal/labtest"
-	"github.com/xlb-dev/xlb/internal/netns"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 

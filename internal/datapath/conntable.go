@@ -37,7 +37,7 @@ type ConnTableStats struct {
 	MaxEntries uint32 // the table's size (two entries per connection)
 	// Inserts counts the entries added: by the data path, two for each
 	// new connection (fewer when one replaces an expired entry of the
-	// same key), and by FillConns4.
+	// same key), and by PutConns.
 	Inserts uint64
 	// Removals counts the entries the control plane deleted
 	// (FlushConns, FlushRealConns).
@@ -240,4 +240,18 @@ func deleteEntries[K, V any](m *ebpf.Map, match func(V) (del, fwd bool)) (fwd, d
 		}
 	}
 	return fwd, deleted, nil
+}
+
+// ConnTable4Bytes is the memory the IPv4 connection table takes, as the
+// kernel accounts it.
+func (d *Datapath) ConnTable4Bytes() (uint64, error) {
+	info, err := d.objs.Ct4.Info()
+	if err != nil {
+		return 0, fmt.Errorf("ct4 info: %w", err)
+	}
+	b, ok := info.Memlock()
+	if !ok {
+		return 0, errors.New("ct4 info: the kernel reports no memory")
+	}
+	return b, nil
 }

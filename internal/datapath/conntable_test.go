@@ -252,10 +252,26 @@ func TestConnTableFillCounts(t *testing.T) {
 	f := families[0]
 	real1, _ := e.oneRealService(f, loadbalancer.TCP)
 	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
-	conn := func(i int) (client, local netip.AddrPort) {
-		return netip.AddrPortFrom(f.client, uint16(30000+i)), netip.AddrPortFrom(f.laddr, uint16(2000+i))
+	conn := func(i int) EstablishedConn {
+		return EstablishedConn{Client: netip.AddrPortFrom(f.client, uint16(30000+i)), Real: real1, Local: netip.AddrPortFrom(f.laddr, uint16(2000+i))}
 	}
-	if err := e.dp.FillConns4(key, real1, 10, 0, conn); err != nil {
+	// a connection to a real the service does not have is refused before
+	// anything is written
+	stranger := netip.AddrPortFrom(f.client, 9)
+	bad := func(i int) EstablishedConn {
+		c := conn(i)
+		if i == 5 {
+			c.Real = stranger
+		}
+		return c
+	}
+	if err := e.dp.PutConns(key, 10, 0, bad); !errors.Is(err, loadbalancer.ErrNotFound) {
+		t.Fatalf("PutConns with real %s: %v; want ErrNotFound", stranger, err)
+	}
+	if st, n := e.ctStats(f), e.ctCount(f); st.Inserts != 0 || n.Entries != 0 {
+		t.Fatalf("counters %+v and walk %+v after a refused put; want nothing", st, n)
+	}
+	if err := e.dp.PutConns(key, 10, 0, conn); err != nil {
 		t.Fatal(err)
 	}
 	if st, n := e.ctStats(f), e.ctCount(f); st.Inserts != 20 || st.Entries() != 20 || n.Entries != 20 || n.Live != 20 {

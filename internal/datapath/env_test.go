@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/xlb-dev/xlb/internal/netns"
-	"github.com/xlb-dev/xlb/internal/progns"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/lab/progns"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 

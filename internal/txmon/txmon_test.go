@@ -16,7 +16,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/xlb-dev/xlb/internal/netns"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
 )
 
 // requirePrivileged skips a test that needs root, unless

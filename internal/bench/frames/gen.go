@@ -1,6 +1,0 @@
-// SPDX-License-Identifier: Apache-2.0
-
-package frames
-
-// scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
-//go:generate ../../../scripts/bpf2go.sh fwd ../../../bpf/bench/fwd.bpf.c

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package apps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/lab/topo"
+)
+
+// The Go clients and servers of TCP_RR, TCP_CRR and TCP_STREAM, in the
+// manner of netperf: blocking syscalls on goroutines locked to their OS
+// threads, so that no netpoller wake-up adds to a transaction's time.
+
+// maxRRSamples caps the transaction times a client keeps (16 MB); it
+// counts every transaction all the same.
+const maxRRSamples = 2_000_000
+
+// sockTimeout bounds every blocking connect, read and write of the Go
+// clients, so that a lost packet ends a test instead of hanging it.
+const sockTimeout = 3 * time.Second
+
+// goServerMode is what a Go server does with a connection.
+type goServerMode int
+
+const (
+	echoMode goServerMode = iota // send back what it reads (TCP_RR, TCP_CRR)
+	sinkMode                     // read until the client closes (TCP_STREAM)
+)
+
+// goServer listens on a port in some reals' namespaces and serves every
+// connection on a goroutine of its own. Close ends them all.
+type goServer struct {
+	mode   goServerMode
+	mu     sync.Mutex
+	lfds   []int
+	conns  map[int]bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// startGoServer listens on port in each real of reals.
+func startGoServer(t topo.Topology, reals []int, port int, mode goServerMode) (*goServer, error) {
+	s := &goServer{mode: mode, conns: map[int]bool{}}
+	for _, i := range reals {
+		var fd int
+		err := netns.Run(t.Real(i), func() (err error) {
+			fd, err = listenTCP4(port)
+			return err
+		})
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("start Go server on port %d in %s: %w", port, t.Real(i), err)
+		}
+		s.lfds = append(s.lfds, fd)
+		s.wg.Add(1)
+		go s.accept(fd)
+	}
+	return s, nil
+}
+
+// listenTCP4 returns a blocking socket listening on 0.0.0.0:port in the
+// calling thread's namespace.
+func listenTCP4(port int) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("SO_REUSEADDR: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("bind port %d: %w", port, err)
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("listen: %w", err)
+	}
+	return fd, nil
+}
+
+func (s *goServer) accept(lfd int) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC)
+		if err == unix.EINTR || err == unix.ECONNABORTED {
+			continue
+		}
+		if err != nil {
+			return // Close shut the listener down (EINVAL)
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			unix.Close(fd)
+			return
+		}
+		s.conns[fd] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serve(fd)
+	}
+}
+
+func (s *goServer) serve(fd int) {
+	defer s.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			break
+		}
+		if s.mode == echoMode && writeAll(fd, buf[:n]) != nil {
+			break
+		}
+	}
+	s.mu.Lock()
+	delete(s.conns, fd)
+	unix.Close(fd)
+	s.mu.Unlock()
+}
+
+// Close stops accepting, ends the connections still open and waits for
+// every goroutine of the server.
+func (s *goServer) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, fd := range s.lfds {
+		_ = unix.Shutdown(fd, unix.SHUT_RDWR) // wakes accept
+	}
+	for fd := range s.conns {
+		_ = unix.Shutdown(fd, unix.SHUT_RDWR) // wakes read
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	for _, fd := range s.lfds {
+		unix.Close(fd)
+	}
+	s.lfds = nil
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// readFull reads len(b) bytes; io.ErrUnexpectedEOF-like errors come as
+// errEOF.
+func readFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Read(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errEOF
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+var errEOF = errors.New("connection closed by the server")
+
+// dialTCP4 returns a blocking, connected socket with TCP_NODELAY and
+// sockTimeout on every call.
+func dialTCP4(dst netip.AddrPort) (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	tv := unix.NsecToTimeval(sockTimeout.Nanoseconds())
+	for _, o := range []int{unix.SO_SNDTIMEO, unix.SO_RCVTIMEO} {
+		if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, o, &tv); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("socket timeout: %w", err)
+		}
+	}
+	if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("TCP_NODELAY: %w", err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().As4()}); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("connect to %s: %w", dst, err)
+	}
+	return fd, nil
+}
+
+// rrStats is what a TCP_RR or TCP_CRR client measured.
+type rrStats struct {
+	n       uint64        // transactions
+	errors  uint64        // failed transactions (TCP_CRR goes on after one)
+	elapsed time.Duration // from the first transaction to the end of the last
+	samples []float64     // transaction times (µs), the first maxRRSamples
+	mean    float64       // over every transaction (µs)
+	max     float64       // over every transaction (µs)
+}
+
+// runRR runs a netperf-style TCP_RR (one connection, a 1-byte request
+// and a 1-byte response at a time) or, with crr, TCP_CRR (a connection
+// per transaction: connect, request, response, close) from namespace
+// ns to dst for d.
+func runRR(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, crr bool) (rrStats, error) {
+	var st rrStats
+	err := netns.Run(ns, func() error {
+		st.samples = make([]float64, 0, min(maxRRSamples, 1<<16))
+		fd := -1
+		if !crr {
+			var err error
+			if fd, err = dialTCP4(dst); err != nil {
+				return err
+			}
+			defer func() { unix.Close(fd) }()
+		}
+		var sum float64
+		var firstErr error
+		req, resp := []byte{'x'}, []byte{0}
+		start := time.Now()
+		end := start.Add(d)
+		for i := 0; ; i++ {
+			if i&255 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t0 := time.Now()
+			if !t0.Before(end) {
+				break
+			}
+			err := func() error {
+				if crr {
+					var err error
+					if fd, err = dialTCP4(dst); err != nil {
+						return err
+					}
+					defer func() { unix.Close(fd); fd = -1 }()
+				}
+				if err := writeAll(fd, req); err != nil {
+					return fmt.Errorf("send request: %w", err)
+				}
+				if err := readFull(fd, resp); err != nil {
+					return fmt.Errorf("receive response: %w", err)
+				}
+				return nil
+			}()
+			us := float64(time.Since(t0).Nanoseconds()) / 1e3
+			if err != nil {
+				if !crr {
+					return fmt.Errorf("TCP_RR to %s after %d transactions: %w", dst, st.n, err)
+				}
+				st.errors++
+				firstErr = cmpOr(firstErr, err)
+				if st.errors > 100 && st.errors > st.n {
+					return fmt.Errorf("TCP_CRR to %s: %d of %d transactions failed, first: %w", dst, st.errors, st.n+st.errors, firstErr)
+				}
+				continue
+			}
+			st.n++
+			sum += us
+			st.max = max(st.max, us)
+			if len(st.samples) < maxRRSamples {
+				st.samples = append(st.samples, us)
+			}
+		}
+		st.elapsed = time.Since(start)
+		if st.n > 0 {
+			st.mean = sum / float64(st.n)
+		}
+		return nil
+	})
+	return st, err
+}
+
+// cmpOr is the first non-nil error.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// streamStats is what a TCP_STREAM client measured.
+type streamStats struct {
+	bytes       uint64
+	elapsed     time.Duration // from the first write until the server closed
+	retransmits uint64        // TCP_INFO total_retrans of the connection
+}
+
+// runStream sends as fast as it can over one connection from namespace
+// ns to dst for d, in 128 KiB writes like iperf3, then half-closes and
+// waits for the server to close: every byte counted has arrived.
+func runStream(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration) (streamStats, error) {
+	var st streamStats
+	err := netns.Run(ns, func() error {
+		fd, err := dialTCP4(dst)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		buf := make([]byte, 128<<10)
+		start := time.Now()
+		end := start.Add(d)
+		for i := 0; time.Now().Before(end); i++ {
+			if i&63 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := writeAll(fd, buf); err != nil {
+				return fmt.Errorf("TCP_STREAM to %s after %d bytes: %w", dst, st.bytes, err)
+			}
+			st.bytes += uint64(len(buf))
+		}
+		if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
+			return fmt.Errorf("TCP_STREAM to %s: shutdown: %w", dst, err)
+		}
+		if err := readFull(fd, make([]byte, 1)); err != errEOF {
+			return fmt.Errorf("TCP_STREAM to %s: waiting for the server to close: %v", dst, err)
+		}
+		st.elapsed = time.Since(start)
+		if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			st.retransmits = uint64(info.Total_retrans)
+		}
+		return nil
+	})
+	return st, err
+}

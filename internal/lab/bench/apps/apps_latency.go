@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package apps
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+)
+
+// latency runs the latency scenario: the Go TCP_RR and TCP_CRR, then
+// sockperf ping-pong.
+func (r *appRun) latency() (res []AppResult, err error) {
+	// TCP_CRR leaves a connection in TIME_WAIT per transaction on the
+	// client: reuse them (after 1 s) and use every port, as netperf's
+	// users do, instead of running out of ports.
+	restore, err := nsSysctls(r.e, r.e.Topo.Client(), "net.ipv4.tcp_tw_reuse=1", "net.ipv4.ip_local_port_range=1024 65000")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, restore()) }()
+	srv, err := startGoServer(r.e.Topo, r.reals, appPortRR, echoMode)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	dst := netip.AddrPortFrom(r.target, appPortRR)
+	for _, crr := range []bool{false, true} {
+		test, what := "TCP_RR", "one connection, a 1-byte request and a 1-byte response at a time"
+		if crr {
+			test, what = "TCP_CRR", "per transaction: connect, 1-byte request, 1-byte response, close"
+		}
+		r.progress("%s to %s for %v", test, dst, r.o.Duration)
+		st, err := runRR(r.ctx, r.e.Topo.Client(), dst, r.o.Duration, crr)
+		if err != nil {
+			return res, err
+		}
+		a := AppResult{Test: test, Unit: "trans/s", Errors: st.errors,
+			Command: fmt.Sprintf("Go %s client to %s for %v: %s, TCP_NODELAY, blocking syscalls on a locked thread", test, dst, r.o.Duration, what)}
+		if st.elapsed > 0 {
+			a.Rate = float64(st.n) / st.elapsed.Seconds()
+		}
+		fillLatency(&a, st.samples)
+		// over every transaction, should the samples have been capped
+		a.MeanUs, a.MaxUs = st.mean, st.max
+		if a.CDFUs != nil {
+			a.CDFUs[100] = st.max
+		}
+		r.progress("%s: %.0f trans/s, p50 %.1f µs, p99 %.1f µs", test, a.Rate, a.P50Us, a.P99Us)
+		res = append(res, a)
+	}
+	srv.Close()
+	a, err := r.sockperf()
+	if err != nil {
+		return res, err
+	}
+	return append(res, a), nil
+}
+
+// sockperf runs sockperf ping-pong over TCP, reporting round trips.
+func (r *appRun) sockperf() (AppResult, error) {
+	if err := r.startServers(appPortSockperf, "sockperf", "server", "-i", "0.0.0.0", "-p", strconv.Itoa(appPortSockperf), "--tcp"); err != nil {
+		return AppResult{}, err
+	}
+	full := filepath.Join(r.dir, "sockperf-full.csv")
+	args := []string{"ping-pong", "-i", r.target.String(), "-p", strconv.Itoa(appPortSockperf), "--tcp",
+		"-t", strconv.Itoa(r.seconds()), "--full-rtt", "--full-log", full}
+	r.progress("sockperf ping-pong to %s for %d s", r.target, r.seconds())
+	out, err := r.client("sockperf", args...)
+	if err != nil {
+		return AppResult{}, err
+	}
+	a, err := parseSockperf(out)
+	if err != nil {
+		return AppResult{}, fmt.Errorf("sockperf ping-pong to %s: %w", r.target, err)
+	}
+	a.Command = commandLine("sockperf", args)
+	f, err := os.Open(full)
+	if err != nil {
+		return AppResult{}, fmt.Errorf("sockperf full log: %w", err)
+	}
+	defer f.Close()
+	samples, err := parseSockperfFullLog(f)
+	if err != nil {
+		return AppResult{}, fmt.Errorf("sockperf full log %s: %w", full, err)
+	}
+	var cdf AppResult
+	fillLatency(&cdf, samples)
+	a.CDFUs = cdf.CDFUs
+	r.progress("sockperf: %.0f trans/s, p50 %.1f µs, p99 %.1f µs", a.Rate, a.P50Us, a.P99Us)
+	return a, r.stopAll()
+}
+
+// ansi matches the colour escapes sockperf writes even to a pipe.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// sockperfValid is the line of the measured part of the run (without
+// the warm-up).
+var sockperfValid = regexp.MustCompile(`\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)`)
+
+// parseSockperf reads the summary of `sockperf ping-pong --full-rtt`:
+// the rate (round trips per second of the valid duration), avg-rtt and
+// the percentiles, in µs.
+func parseSockperf(out string) (AppResult, error) {
+	a := AppResult{Test: "sockperf ping-pong", Unit: "trans/s"}
+	out = ansi.ReplaceAllString(out, "")
+	m := sockperfValid.FindStringSubmatch(out)
+	if m == nil {
+		return a, fmt.Errorf("no [Valid Duration] line in: %s", lastLines(out, 5))
+	}
+	secs, _ := strconv.ParseFloat(m[1], 64)
+	recv, _ := strconv.ParseFloat(m[3], 64)
+	if secs <= 0 || recv == 0 {
+		return a, fmt.Errorf("no round trips: %s", m[0])
+	}
+	a.Rate = recv / secs
+	if sent, _ := strconv.ParseFloat(m[2], 64); sent > recv {
+		a.Errors = uint64(sent - recv)
+	}
+	found := 0
+	for _, line := range strings.Split(out, "\n") {
+		if _, v, ok := strings.Cut(line, "avg-rtt="); ok {
+			v, _, _ = strings.Cut(v, " ")
+			a.MeanUs, _ = strconv.ParseFloat(v, 64)
+			found++
+			continue
+		}
+		k, v, ok := strings.Cut(line, "---> ")
+		if !ok {
+			continue
+		}
+		k, v, ok = strings.Cut(v, "=")
+		if !ok {
+			continue
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			return a, fmt.Errorf("sockperf line %q: %w", line, err)
+		}
+		switch strings.TrimSpace(k) {
+		case "<MAX> observation":
+			a.MaxUs = x
+		case "percentile 99.000":
+			a.P99Us = x
+		case "percentile 90.000":
+			a.P90Us = x
+		case "percentile 50.000":
+			a.P50Us = x
+		default:
+			continue
+		}
+		found++
+	}
+	if found != 5 {
+		return a, fmt.Errorf("avg-rtt, percentiles 50, 90, 99 or <MAX> missing (run with --full-rtt?) in: %s", lastLines(out, 12))
+	}
+	return a, nil
+}
+
+// parseSockperfFullLog reads the round trips (µs) of a sockperf
+// --full-log file: the summary, a line of dashes, the CSV "packet,
+// txTime(sec), rxTime(sec), rtt(usec)", a line of dashes.
+func parseSockperfFullLog(rd io.Reader) ([]float64, error) {
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	_, body, ok := strings.Cut(string(b), "packet, txTime(sec), rxTime(sec), rtt(usec)\n")
+	if !ok {
+		return nil, fmt.Errorf("no CSV header")
+	}
+	cr := csv.NewReader(strings.NewReader(body))
+	cr.FieldsPerRecord, cr.TrimLeadingSpace = -1, true
+	var out []float64
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(rec) != 4 {
+			continue // the closing dashes
+		}
+		us, err := strconv.ParseFloat(rec[3], 64)
+		if err != nil {
+			return nil, fmt.Errorf("round trip %q: %w", rec[3], err)
+		}
+		out = append(out, us)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no round trips")
+	}
+	return out, nil
+}
+
+// nsSysctls sets sysctls in namespace ns and returns what puts the old
+// values back.
+func nsSysctls(e *bench.Env, ns string, settings ...string) (restore func() error, err error) {
+	var old []string
+	restore = func() error {
+		var errs []error
+		for _, s := range old {
+			if _, err := e.RunIn(ns, "sysctl", "-qw", s); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, s := range settings {
+		k, _, _ := strings.Cut(s, "=")
+		v, err := e.RunIn(ns, "sysctl", "-n", k)
+		if err != nil {
+			return nil, errors.Join(err, restore())
+		}
+		if _, err := e.RunIn(ns, "sysctl", "-qw", s); err != nil {
+			return nil, errors.Join(err, restore())
+		}
+		old = append(old, k+"="+strings.Join(strings.Fields(v), " "))
+	}
+	return restore, nil
+}

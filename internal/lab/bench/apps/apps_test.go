@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package apps
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/benchtest"
+	"github.com/xlb-dev/xlb/internal/lab/topo"
+	"github.com/xlb-dev/xlb/internal/labtest"
+	"github.com/xlb-dev/xlb/internal/testenv"
+)
+
+var xlbBinary string
+
+func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
+
+// appTests are the tests each app scenario must report, in order.
+var appTests = map[string][]string{
+	"latency":    {"TCP_RR", "TCP_CRR", "sockperf ping-pong"},
+	"redis":      {"redis SET", "redis GET", "redis SET -d 1400 -P 50", "redis GET -d 1400 -P 50"},
+	"http":       {"wrk"},
+	"throughput": {"TCP_STREAM MTU 1500", "iperf3 MTU 1500", "TCP_STREAM MTU 9000", "iperf3 MTU 9000"},
+}
+
+// appEnv builds a lab for the app tests (two reals, net 171), removed
+// at the end even when the test fails.
+func appEnv(t *testing.T) *bench.Env {
+	t.Helper()
+	testenv.RequireRoot(t, "builds network namespaces")
+	for _, bin := range []string{"nft", "haproxy", "sockperf", "redis-server", "redis-benchmark", "wrk", "/usr/sbin/nginx", "iperf3"} {
+		testenv.RequireTool(t, bin)
+	}
+	return benchtest.Env(t, xlbBinary, topo.Topology{Name: fmt.Sprintf("xlbapptest%d", os.Getpid()%100000), Net: 171, Reals: 2})
+}
+
+// appDUT returns a DUT for the app tests by name.
+func appDUT(t *testing.T, name string) bench.DUT {
+	if name == "haproxy" {
+		return &haproxyDUT{}
+	}
+	d, err := bench.NewDUT(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// runAppScenarios sets each DUT up, runs every app scenario through it
+// and tears it down; it returns the results by scenario.
+func runAppScenarios(t *testing.T, e *bench.Env, duts []string, d time.Duration) map[string][]AppResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	all := map[string][]AppResult{}
+	for _, name := range duts {
+		dut := appDUT(t, name)
+		if err := dut.Setup(ctx, e); err != nil {
+			t.Fatalf("set %s up: %v", name, err)
+		}
+		t.Logf("%s: %s", name, dut.Version(e))
+		for _, sc := range AppScenarios {
+			res, err := RunApp(ctx, e, sc, dut, AppOptions{Duration: d, Progress: func(l string) { t.Log(l) }})
+			if err != nil {
+				_ = dut.Teardown(e)
+				t.Fatalf("%s through %s: %v", sc, name, err)
+			}
+			all[sc] = append(all[sc], res...)
+		}
+		if err := dut.Teardown(e); err != nil {
+			t.Errorf("tear %s down: %v", name, err)
+		}
+	}
+	return all
+}
+
+// checkAppResults checks every scenario reported every test through
+// every DUT with consistent figures. Only iperf3 through a balancer and
+// MTU 9000 may have a note instead of figures.
+func checkAppResults(t *testing.T, all map[string][]AppResult, duts []string) {
+	t.Helper()
+	for sc, want := range appTests {
+		for _, d := range duts {
+			var got []string
+			for _, a := range all[sc] {
+				if a.DUT != d {
+					continue
+				}
+				got = append(got, a.Test)
+				if a.Scenario != sc || a.Command == "" || a.Unit == "" {
+					t.Errorf("%s %s through %s: scenario %q, command %q, unit %q", sc, a.Test, d, a.Scenario, a.Command, a.Unit)
+				}
+				if a.Note != "" {
+					t.Logf("%s through %s: %s", a.Test, d, a.Note)
+					if d == "direct" || !(strings.HasPrefix(a.Test, "iperf3") || strings.HasSuffix(a.Test, "MTU 9000")) {
+						t.Errorf("%s through %s: unexpected note %q", a.Test, d, a.Note)
+					}
+					continue
+				}
+				if err := checkApp(a); err != nil {
+					t.Errorf("%s through %s: %v", a.Test, d, err)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s through %s: tests %q, want %q", sc, d, got, want)
+			}
+		}
+	}
+}
+
+// checkApp checks one result's figures.
+func checkApp(a AppResult) error {
+	switch {
+	case a.Rate <= 0:
+		return fmt.Errorf("rate %v", a.Rate)
+	case a.Unit != "Mbps" && (a.P50Us <= 0 || a.P50Us > a.P99Us || a.P99Us > a.MaxUs || a.MeanUs <= 0):
+		return fmt.Errorf("want 0 < p50 <= p99 <= max: p50 %v p99 %v max %v mean %v", a.P50Us, a.P99Us, a.MaxUs, a.MeanUs)
+	case a.Scenario == "latency" || a.Scenario == "http":
+		if len(a.CDFUs) != 101 {
+			return fmt.Errorf("CDF of %d points, want 101", len(a.CDFUs))
+		}
+		if !slices.IsSorted(a.CDFUs) {
+			return fmt.Errorf("CDF not monotonic: %v", a.CDFUs)
+		}
+	}
+	return nil
+}
+
+// TestAppScenarios runs every app scenario for about a second per test
+// through direct, nft, haproxy and xlb, and checks the results, the
+// tables and the charts. It times nothing.
+func TestAppScenarios(t *testing.T) {
+	e := appEnv(t)
+	duts := []string{"direct", "nft", "haproxy", "xlb"}
+	all := runAppScenarios(t, e, duts, time.Second)
+	checkAppResults(t, all, duts)
+	dir := t.TempDir()
+	for _, sc := range AppScenarios {
+		var b bytes.Buffer
+		if err := WriteAppTables(&b, sc, all[sc]); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%s", b.String())
+		charts, err := AppCharts(dir, sc, all[sc])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(charts) == 0 {
+			t.Errorf("%s: no chart", sc)
+		}
+		for _, c := range charts {
+			for _, f := range []string{c, strings.TrimSuffix(c, ".svg") + ".png"} {
+				if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
+					t.Errorf("chart %s: %v", f, err)
+				}
+			}
+		}
+	}
+	if out, err := exec.Command("ip", "-n", e.Topo.LB(), "-br", "addr", "show", "dev", "lo").CombinedOutput(); err != nil || strings.Contains(string(out), e.Topo.VIP().String()) {
+		t.Errorf("haproxy left the VIP on lo: %v %s", err, out)
+	}
+}
+
+// TestAppLongRun measures every app scenario through every DUT with
+// tests of XLB_APP_SECONDS (default 5) and writes the tables and
+// charts to XLB_APP_REPORT; it runs only when XLB_APP_REPORT is set.
+func TestAppLongRun(t *testing.T) {
+	out := os.Getenv("XLB_APP_REPORT")
+	if out == "" {
+		t.Skip("set XLB_APP_REPORT to a directory to run")
+	}
+	secs := 5
+	if s := os.Getenv("XLB_APP_SECONDS"); s != "" {
+		fmt.Sscan(s, &secs)
+	}
+	e := appEnv(t)
+	duts := []string{"direct", "xlb", "nft", "haproxy"}
+	all := runAppScenarios(t, e, duts, time.Duration(secs)*time.Second)
+	checkAppResults(t, all, duts)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, sc := range AppScenarios {
+		if err := WriteAppTables(&b, sc, all[sc]); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("\n")
+		if _, err := AppCharts(out, sc, all[sc]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(out, "apps.md"), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", b.String())
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package conns
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/endpoint"
+)
+
+// ConnSearch is a cps search's result: the highest rate of new
+// connections with no connection error, for one DUT and core count.
+type ConnSearch struct {
+	DUT   string `json:"dut"`
+	Cores int    `json:"cores"`
+	bench.SearchResult
+	// Held are the connections in the DUT's table after the verifying
+	// trial (closed ones wait out their timeout there).
+	Held uint64 `json:"held"`
+}
+
+// cpsSlots is how many client addresses and ports cps cycles through:
+// a slot comes back after slots/rate seconds, later than the DUTs keep a
+// closed connection (2 s), up to 2M connections/s.
+const cpsSlots = 4 << 20
+
+// throughputConns is how many keepalive connections the throughput
+// scenario keeps busy: each has one segment in flight, and veth's
+// rings hold 256 frames (more connections overrun them: losses and
+// retransmissions that are the lab's, not the DUT's).
+const throughputConns = 128
+
+// connScenarioFor runs the XDP endpoints' part of the scenario.
+func (r *Runner) connScenarioFor(ctx context.Context, dut bench.DUT) error {
+	o := r.opts
+	switch r.scenario {
+	case "cps":
+		cl, err := newConnLab(r.env, dut, connSpec{slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		for _, cores := range o.Cores {
+			if err := r.cpsSearch(ctx, cl, cores); err != nil {
+				return err
+			}
+		}
+	case "cc":
+		for _, n := range o.Conns {
+			if err := r.holdConns(ctx, dut, n); err != nil {
+				return err
+			}
+		}
+	case "throughput":
+		// many keepalive connections, each with one request of the
+		// payload at a time, back to back
+		return r.backToBack(ctx, dut, "keepalive", throughputConns, o.PayloadSize)
+	case "latency":
+		// one connection, one request at a time (netperf TCP_RR)
+		return r.backToBack(ctx, dut, "rr", 1, o.PayloadSize)
+	}
+	return nil
+}
+
+// cpus is the first n CPUs of the options'.
+func (r *Runner) cpus(n int) []int { return r.opts.CPUs[:min(n, len(r.opts.CPUs))] }
+
+// cpsSearch finds the highest zero-error connection rate through a DUT
+// on the given number of cores.
+func (r *Runner) cpsSearch(ctx context.Context, cl *connLab, cores int) error {
+	p := bench.SearchParams{Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations}
+	var last ConnTrial
+	res, err := bench.Search(ctx, p, func(rate float64) (ConnTrial, error) {
+		role := "search"
+		if rate == 0 {
+			role = "max"
+		}
+		t, err := r.openTrial(ctx, cl, role, cores, rate)
+		last = t
+		return t, err
+	})
+	if err != nil {
+		return err
+	}
+	r.res.ConnSearches = append(r.res.ConnSearches, ConnSearch{DUT: cl.dut.Name(), Cores: cores, SearchResult: res, Held: last.DUTConns})
+	return nil
+}
+
+// openTrial opens connections at rate (0: as fast as the client goes)
+// for the trial's duration, then waits for every one to end.
+func (r *Runner) openTrial(ctx context.Context, cl *connLab, role string, cores int, rate float64) (ConnTrial, error) {
+	cpus := r.cpus(cores)
+	if err := cl.dut.Alive(ctx, r.env); err != nil {
+		return ConnTrial{}, fmt.Errorf("%s is not alive before the trial: %w", cl.dut.Name(), err)
+	}
+	before, err := cl.read(ctx)
+	if err != nil {
+		return ConnTrial{}, err
+	}
+	if err := cl.run(ctx, endpoint.Open, rate, 0, r.opts.Duration, cpus); err != nil {
+		return ConnTrial{}, err
+	}
+	if err := cl.settle(ctx, cpus, false); err != nil {
+		return ConnTrial{}, err
+	}
+	after, err := cl.read(ctx)
+	if err != nil {
+		return ConnTrial{}, err
+	}
+	t := cl.trial(r.scenario, role, len(cpus), rate, r.opts.Duration, before, after)
+	if t.DUTConns, t.DUTMemBytes, t.DUTMemHow, err = r.env.DUTConns(ctx, cl.dut); err != nil {
+		return t, err
+	}
+	r.connTrial(t)
+	return t, nil
+}
+
+// holdConns opens n keepalive connections, then keeps them busy with a
+// request each per keepalive interval for the trial's duration, and
+// reads what the DUT holds for them.
+func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
+	o := r.opts
+	cl, err := newConnLab(r.env, dut, connSpec{slots: n, requestSize: o.PayloadSize, responseSize: o.PayloadSize,
+		keepalive: true, keepaliveInterval: o.Keepalive})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cpus := r.cpus(len(o.CPUs))
+	opening := time.Duration(float64(n)/o.OpenRate*float64(time.Second)) + time.Second
+	if err := cl.run(ctx, endpoint.Open, o.OpenRate, uint64(n), opening, cpus); err != nil {
+		return err
+	}
+	if err := cl.settle(ctx, cpus, true); err != nil {
+		return err
+	}
+	before, err := cl.read(ctx)
+	if err != nil {
+		return err
+	}
+	// every slot once per keepalive interval
+	visits := float64(n) / o.Keepalive.Seconds()
+	if err := cl.run(ctx, endpoint.Tick, visits, 0, o.Duration, cpus); err != nil {
+		return err
+	}
+	if err := cl.settle(ctx, cpus, true); err != nil {
+		return err
+	}
+	after, err := cl.read(ctx)
+	if err != nil {
+		return err
+	}
+	t := cl.trial(r.scenario, "cc", len(cpus), 0, o.Duration, before, after)
+	t.Client.Attempted, t.Client.Established = after.client.Attempted, after.client.Established
+	t.Handshake = summarize(after.handshake)
+	if t.DUTConns, t.DUTMemBytes, t.DUTMemHow, err = r.env.DUTConns(ctx, dut); err != nil {
+		return err
+	}
+	if t.Client.Established < uint64(n) && t.Valid {
+		t.Invalid = fmt.Sprintf("%d of the %d connections were established", t.Client.Established, n)
+	}
+	r.connTrial(t)
+	// close them all, so that the next DUT starts clean
+	return cl.run(ctx, endpoint.Close, 0, uint64(n), 10*time.Second, cpus)
+}
+
+// backToBack opens conns keepalive connections whose requests of size
+// bytes follow each other at once, for the trial's duration: the
+// request/response latency (one connection: TCP_RR) and the throughput
+// (many connections).
+func (r *Runner) backToBack(ctx context.Context, dut bench.DUT, role string, conns, size int) error {
+	o := r.opts
+	cl, err := newConnLab(r.env, dut, connSpec{slots: conns, requestSize: size, responseSize: size, keepalive: true})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	cpus := r.cpus(len(o.CPUs))
+	before, err := cl.read(ctx)
+	if err != nil {
+		return err
+	}
+	if err := cl.client.StopBackToBackAfter(o.Duration); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := cl.run(ctx, endpoint.Open, 0, uint64(conns), time.Second, cpus); err != nil {
+		return err
+	}
+	// the ping-pongs stop by themselves at the end of the duration
+	time.Sleep(time.Until(start.Add(o.Duration + 20*time.Millisecond)))
+	if err := cl.settle(ctx, cpus, true); err != nil {
+		return err
+	}
+	after, err := cl.read(ctx)
+	if err != nil {
+		return err
+	}
+	t := cl.trial(r.scenario, role, len(cpus), 0, o.Duration, before, after)
+	r.connTrial(t)
+	return cl.run(ctx, endpoint.Close, 0, uint64(conns), 10*time.Second, cpus)
+}
+
+// connTrial records a trial and reports progress.
+func (r *Runner) connTrial(t ConnTrial) {
+	r.res.ConnTrials = append(r.res.ConnTrials, t)
+	r.done++
+	if r.opts.Progress == nil {
+		return
+	}
+	if r.opts.JSONProgress {
+		bench.WriteJSONLine(r.opts.Progress, t)
+		return
+	}
+	rate := "max"
+	if t.AskedCPS > 0 {
+		rate = fmt.Sprintf("%.0f cps", t.AskedCPS)
+	}
+	outcome := fmt.Sprintf("%d opened, %d closed, %d errors, %.0f cps, %.0f req/s, handshake p50 %.1f us",
+		t.Client.Attempted, t.Client.Closed, t.Errors, t.CPS, t.RequestRate, t.Handshake.P50Us)
+	if t.Role == "rr" || t.Role == "keepalive" {
+		outcome = fmt.Sprintf("%.0f req/s, %.1f Mbps, p50 %.1f us, p99 %.1f us, %d errors",
+			t.RequestRate, t.ResponseMbps, t.Response.P50Us, t.Response.P99Us, t.Errors)
+	}
+	if !t.Valid {
+		outcome = "invalid: " + t.Invalid
+	}
+	fmt.Fprintf(r.opts.Progress, "[%s] %-7s %-9s %d core(s) %s -> %s\n", r.scenario, t.DUT, t.Role, t.Cores, rate, outcome)
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/xlb-dev/xlb/internal/lab/topo"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+)
+
+// BenchPort is the destination port of the generated frames (and of
+// the balancers' services, which take every port of their VIP).
+const BenchPort = 80
+
+// DUT is a device under test: something in the balancer's namespace that
+// forwards the client's frames to the reals.
+type DUT interface {
+	// Name is the name --dut takes.
+	Name() string
+	// Setup sets the DUT up in the lab.
+	Setup(ctx context.Context, e *Env) error
+	// Target is where the generator sends: a VIP, or a real for the
+	// forwarders (an address routed to one when destinations vary).
+	Target(e *Env, v6, varyDst bool) netip.Addr
+	// Balances says whether the DUT spreads a VIP's flows over the
+	// reals (the destination address must then stay the VIP).
+	Balances() bool
+	// Alive checks, before each trial, that the DUT still forwards.
+	Alive(ctx context.Context, e *Env) error
+	// Version describes the DUT for the results.
+	Version(e *Env) string
+	// Teardown removes the DUT from the lab.
+	Teardown(e *Env) error
+}
+
+// SYNOpener is a DUT that may tell how it treats TCP segments of no
+// known connection.
+type SYNOpener interface {
+	// OpensOnSYNOnly tells a DUT that forwards a TCP segment of no
+	// known connection only if it is a SYN (IPVS's default, xlb's):
+	// ACK trials open their flows with SYNs first.
+	OpensOnSYNOnly() bool
+}
+
+// DropCounter is a DUT that counts its own drops by reason; trials
+// record what it dropped, to say where the loss happened.
+type DropCounter interface {
+	// Drops reads the DUT's drop counters, by reason.
+	Drops(ctx context.Context) (map[string]uint64, error)
+}
+
+// DUTNames are the DUTs --dut accepts, in their default order.
+var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
+
+// ConnDUTNames are the DUTs the connection scenarios take.
+var ConnDUTNames = []string{"xlb", "nft", "haproxy", "direct"}
+
+// NewDUT returns the DUT called name among those of the lab itself,
+// which frame and connection scenarios share: xlb, kernel, nft, sink and
+// direct. The bare XDP forwarder (frames.NewFwdDUT) and haproxy
+// (apps.NewHAProxyDUT) live with their scenarios; run.NewDUT knows
+// every DUT.
+func NewDUT(name string) (DUT, error) {
+	switch name {
+	case "xlb":
+		return &xlbDUT{}, nil
+	case "kernel":
+		return kernelDUT{}, nil
+	case "nft":
+		return &nftDUT{}, nil
+	case "sink":
+		return sinkDUT{}, nil
+	case "direct":
+		return directDUT{}, nil
+	}
+	return nil, fmt.Errorf("DUT %q: want one of %s, sink, direct or haproxy", name, strings.Join(DUTNames, ", "))
+}
+
+// RealTarget is the forwarders' target: the first real, or the block
+// routed to it when destinations vary.
+func RealTarget(e *Env, v6, varyDst bool) netip.Addr {
+	if varyDst {
+		return routedTarget(e, v6)
+	}
+	if v6 {
+		return e.Topo.RealAddr6(1)
+	}
+	return e.Topo.RealAddr(1)
+}
+
+// VIPTarget is the balancers' target: the VIP of the family.
+func VIPTarget(e *Env, v6, _ bool) netip.Addr {
+	if v6 {
+		return e.Topo.VIP6()
+	}
+	return e.Topo.VIP()
+}
+
+// xlbDUT is the xlb daemon with port-0 (every port) FullNAT services,
+// TCP and UDP, on the VIP and the IPv6 VIP over every real.
+type xlbDUT struct{ d *topo.Daemon }
+
+func (*xlbDUT) Name() string                               { return "xlb" }
+func (*xlbDUT) Balances() bool                             { return true }
+func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
+func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
+func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + XLBVersion(e.Self) }
+func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
+	_, err := x.d.Client().Version(ctx)
+	return err
+}
+
+// Drops implements DropCounter with xlb's drop counters.
+func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
+	st, err := x.d.Client().Stats(ctx)
+	return st.Drops, err
+}
+
+// xlbLocalIPs is how many local IPs the xlb DUT gives each service (the
+// most a service has): FullNAT holds one port of a local IP per
+// connection, and each CPU has its own slice of every local IP's ports,
+// so a million flows arriving on one CPU need 32 local IPs.
+const xlbLocalIPs = loadbalancer.MaxServiceLocalIPs
+
+func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
+	t := e.Topo
+	var b strings.Builder
+	// Short timeouts: the flows of one trial free their ports for the
+	// next flows soon after (every trial refreshes its own flows), and
+	// a closed connection is kept 2 s, as the nft DUT's conntrack.
+	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
+	for _, v6 := range []bool{false, true} {
+		vip, lip := t.VIP(), t.LocalIP()
+		if v6 {
+			vip, lip = t.VIP6(), t.LocalIP6()
+		}
+		var lips []string
+		for i := 0; i < xlbLocalIPs; i++ {
+			lips = append(lips, fmt.Sprintf("%q", lip))
+			lip = lip.Prev()
+		}
+		for _, proto := range []string{"udp", "tcp"} {
+			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: mh, local_ips: [%s], reals: [", vip, proto, strings.Join(lips, ", "))
+			for i := 1; i <= t.Reals; i++ {
+				addr := t.RealAddr(i)
+				if v6 {
+					addr = t.RealAddr6(i)
+				}
+				fmt.Fprintf(&b, "{address: %q, port: 0}, ", addr)
+			}
+			b.WriteString("]}\n")
+		}
+	}
+	if err := t.WriteConfig(b.String()); err != nil {
+		return err
+	}
+	d, err := t.StartDaemon(ctx, e.Self)
+	if err != nil {
+		return fmt.Errorf("xlb DUT: %w", err)
+	}
+	x.d = d
+	return nil
+}
+
+func (x *xlbDUT) Teardown(e *Env) error {
+	if x.d == nil {
+		return nil
+	}
+	err := x.d.Stop()
+	x.d = nil
+	_, _, pins := e.Topo.DaemonFiles()
+	_ = os.RemoveAll(pins) // the next run starts without connections
+	return err
+}
+
+// kernelDUT is plain IP forwarding in the balancer (the lab enables it).
+type kernelDUT struct{}
+
+func (kernelDUT) Name() string                               { return "kernel" }
+func (kernelDUT) Balances() bool                             { return false }
+func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
+func (kernelDUT) Setup(context.Context, *Env) error          { return nil }
+func (kernelDUT) Teardown(*Env) error                        { return nil }
+func (kernelDUT) Version(*Env) string                        { return "Linux " + kernelRelease() }
+func (kernelDUT) Alive(_ context.Context, e *Env) error      { return forwarding(e) }
+
+func forwarding(e *Env) error {
+	out, err := e.RunIn(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
+	if err != nil || strings.TrimSpace(out) != "1" {
+		return fmt.Errorf("IP forwarding is off in %s (%v)", e.Topo.LB(), err)
+	}
+	return nil
+}
+
+// nftDUT is nftables DNAT with numgen round robin and conntrack: what
+// people use for a VIP when IPVS is absent.
+type nftDUT struct {
+	restore map[string]string // host conntrack limits raised for the run
+}
+
+const nftTable = "xlbbench"
+
+func (nftDUT) Name() string                               { return "nft" }
+func (nftDUT) Balances() bool                             { return true }
+func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
+
+func (nftDUT) Version(e *Env) string {
+	out, err := e.RunIn(e.Topo.LB(), "nft", "--version")
+	if err != nil {
+		return "nft ?"
+	}
+	return strings.TrimSpace(out)
+}
+
+func (n *nftDUT) Setup(_ context.Context, e *Env) error {
+	t := e.Topo
+	var b strings.Builder
+	for _, fam := range []struct {
+		name string
+		vip  netip.Addr
+		real func(int) netip.Addr
+	}{{"ip", t.VIP(), t.RealAddr}, {"ip6", t.VIP6(), t.RealAddr6}} {
+		var m []string
+		for i := 1; i <= t.Reals; i++ {
+			m = append(m, fmt.Sprintf("%d : %s", i-1, fam.real(i)))
+		}
+		fmt.Fprintf(&b, "table %s %s {\n  chain prerouting {\n    type nat hook prerouting priority dstnat;\n", fam.name, nftTable)
+		fmt.Fprintf(&b, "    %s daddr %s meta l4proto { tcp, udp } dnat to numgen inc mod %d map { %s }\n  }\n}\n",
+			fam.name, fam.vip, t.Reals, strings.Join(m, ", "))
+	}
+	f, err := os.CreateTemp("", "xlb-bench-nft-*.conf")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(b.String()); err != nil {
+		return err
+	}
+	f.Close()
+	if _, err = e.RunIn(t.LB(), "nft", "-f", f.Name()); err != nil {
+		return err
+	}
+	return n.tuneConntrack(e)
+}
+
+func (nftDUT) Alive(_ context.Context, e *Env) error {
+	if _, err := e.RunIn(e.Topo.LB(), "nft", "list", "table", "ip", nftTable); err != nil {
+		return err
+	}
+	return forwarding(e)
+}
+
+func (n *nftDUT) Teardown(e *Env) error {
+	n.restoreConntrack()
+	_, err1 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
+	_, err2 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
+	// and forget the flows, so the next DUT starts clean
+	_, _ = e.RunIn(e.Topo.LB(), "conntrack", "-F")
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// sinkDUT forwards nothing: a sink on the balancer's interface counts
+// the generator's frames where a DUT would receive them. It measures the
+// generator and the lab, the ceiling every DUT is under.
+type sinkDUT struct{}
+
+func (sinkDUT) Name() string                               { return "sink" }
+func (sinkDUT) Balances() bool                             { return false }
+func (sinkDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
+func (sinkDUT) Version(*Env) string {
+	return "bpf/bench/sink.bpf.c on the balancer's l0: the generator's ceiling"
+}
+func (sinkDUT) Setup(_ context.Context, e *Env) error {
+	return e.Sink.Attach(e.Topo.LB(), "l0")
+}
+func (sinkDUT) Alive(context.Context, *Env) error { return nil } // RunTrial checks the sinks
+func (sinkDUT) Teardown(e *Env) error             { return e.Sink.Detach(e.Topo.LB(), "l0") }

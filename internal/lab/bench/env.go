@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/lab/topo"
+)
+
+// Env is the lab a bench run uses: the topology, the xlb binary for the
+// xlb DUT, the sinks on every real and the generator in the client.
+type Env struct {
+	Topo topo.Topology
+	Self string // the xlb binary
+	Gen  *traffic.Generator
+	Sink *traffic.Sink
+
+	clientMAC, lbMAC net.HardwareAddr
+	tcp              bool // UseTCP has run
+}
+
+// NewEnv builds the lab, loads the generator, attaches a sink to every
+// real's interface and gives the balancer permanent neighbour entries
+// for the reals (no DUT waits on neighbour discovery). Close removes it.
+func NewEnv(topology topo.Topology, self string) (e *Env, err error) {
+	e = &Env{Topo: topology, Self: self}
+	if err := topology.Up(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	if e.Gen, err = traffic.NewGenerator(); err != nil {
+		return nil, err
+	}
+	if e.Sink, err = traffic.NewSink(); err != nil {
+		return nil, err
+	}
+	for i := 1; i <= topology.Reals; i++ {
+		if err := e.Sink.Attach(topology.Real(i), "r0"); err != nil {
+			return nil, err
+		}
+		mac, err := netns.HardwareAddr(topology.Real(i), "r0")
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range []string{topology.RealAddr(i).String(), topology.RealAddr6(i).String()} {
+			if err := netns.IPIn(topology.LB(), "neigh", "replace", a, "lladdr", mac.String(), "dev", fmt.Sprintf("l%d", i), "nud", "permanent"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Destinations that vary (multi-flow L3 dst) through a forwarder
+	// come from blocks routed to real 1, large enough for a million.
+	for _, r := range []struct{ block, via string }{
+		{routedBlock4, topology.RealAddr(1).String()}, {routedBlock6(topology).String(), topology.RealAddr6(1).String()},
+	} {
+		if err := netns.IPIn(topology.LB(), "route", "replace", r.block, "via", r.via, "dev", "l1"); err != nil {
+			return nil, err
+		}
+	}
+	// Kernel DUTs have no XDP program on l0: veth then receives the
+	// generator's XDP_TX frames only with GRO on.
+	if out, err := topology.Exec(topology.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("ethtool -K l0 gro on: %w: %s", err, out)
+	}
+	if e.clientMAC, err = netns.HardwareAddr(topology.Client(), "c0"); err != nil {
+		return nil, err
+	}
+	if e.lbMAC, err = netns.HardwareAddr(topology.LB(), "l0"); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// ClientMAC is the MAC address of the client's interface to the balancer.
+func (e *Env) ClientMAC() net.HardwareAddr { return e.clientMAC }
+
+// LBMAC is the MAC address of the balancer's interface to the client.
+func (e *Env) LBMAC() net.HardwareAddr { return e.lbMAC }
+
+// SetMTU sets the MTU of every lab link, for frames above 1518 bytes.
+func (e *Env) SetMTU(mtu int) error {
+	t := e.Topo
+	links := [][2]string{{t.Client(), "c0"}}
+	for _, ifname := range t.LBInterfaces() {
+		links = append(links, [2]string{t.LB(), ifname})
+	}
+	for i := 1; i <= t.Reals; i++ {
+		links = append(links, [2]string{t.Real(i), "r0"})
+	}
+	for _, l := range links {
+		if err := netns.IPIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
+			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+traffic.FCS, err)
+		}
+	}
+	return nil
+}
+
+// RingDrops returns the frames veth could not queue for XDP: into the
+// DUT (the client's sends the balancer's ring had no room for) and out
+// of it (the balancer's redirects the reals' rings had no room for).
+// They tell the lab's own loss from the DUT's.
+func (e *Env) RingDrops() (into, outOf uint64, err error) {
+	t := e.Topo
+	if into, err = e.xmitErrors(t.Client(), "c0"); err != nil {
+		return 0, 0, err
+	}
+	for i := 1; i <= t.Reals; i++ {
+		n, err := e.xmitErrors(t.LB(), fmt.Sprintf("l%d", i))
+		if err != nil {
+			return 0, 0, err
+		}
+		outOf += n
+	}
+	return into, outOf, nil
+}
+
+// xmitErrors sums a veth's XDP transmit errors (ethtool -S).
+func (e *Env) xmitErrors(ns, ifname string) (uint64, error) {
+	out, err := e.RunIn(ns, "ethtool", "-S", ifname)
+	if err != nil {
+		return 0, err
+	}
+	var sum uint64
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && strings.HasSuffix(k, "xdp_xmit_errors") {
+			var n uint64
+			fmt.Sscan(strings.TrimSpace(v), &n)
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+// routedBlock4 is the IPv4 block the balancer routes to real 1 (the
+// shared address space of RFC 6598: 4M addresses, never on the lab's
+// links).
+const routedBlock4 = "100.64.0.0/10"
+
+// routedBlock6 is the IPv6 block the balancer routes to real 1.
+func routedBlock6(t topo.Topology) netip.Prefix {
+	b := t.RealAddr6(1).As16()
+	b[4], b[5] = 0xff, 0xff // fd00:NET:ffff::/48, outside every lab subnet
+	for i := 6; i < 16; i++ {
+		b[i] = 0
+	}
+	return netip.PrefixFrom(netip.AddrFrom16(b), 48)
+}
+
+// routedTarget is the first address of the routed block of a family.
+func routedTarget(e *Env, v6 bool) netip.Addr {
+	if v6 {
+		return routedBlock6(e.Topo).Addr().Next()
+	}
+	return netip.MustParsePrefix(routedBlock4).Addr().Next()
+}
+
+// Close detaches the sinks, releases the programs and removes the lab.
+func (e *Env) Close() error {
+	if e.Sink != nil {
+		_ = e.Sink.Close()
+	}
+	if e.Gen != nil {
+		_ = e.Gen.Close()
+	}
+	return e.Topo.Down()
+}
+
+// Frame returns a frame from the client to dst:port, addressed to the
+// balancer's MAC.
+func (e *Env) Frame(size int, l4 traffic.L4, dst netip.Addr, port uint16) traffic.Frame {
+	src := e.Topo.ClientAddr()
+	if dst.Is6() {
+		src = e.Topo.ClientAddr6()
+	}
+	return traffic.Frame{Size: size, L4: l4, SrcMAC: e.clientMAC, DstMAC: e.lbMAC,
+		Src: netip.AddrPortFrom(src, 1024), Dst: netip.AddrPortFrom(dst, port)}
+}
+
+// RunIn runs a command in namespace ns and returns its output.
+func (e *Env) RunIn(ns string, name string, args ...string) (string, error) {
+	out, err := e.Topo.Exec(ns, name, args...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s in %s: %w: %s", name, strings.Join(args, " "), ns, err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"fmt"
+	"slices"
+
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+)
+
+// Charts draws the scenario's charts: forwarding rate per flow count
+// (pps), per frame size (frame-sizes, rfc2544), NDR per flow count for
+// each variation (multiflow).
+func (r *Report) Charts(dir string) ([]string, error) {
+	var out []string
+	add := func(name, title, x, y string, logX bool, lines []bench.Series) error {
+		f, err := bench.Chart(dir, name, title, x, y, logX, lines)
+		if f != "" {
+			out = append(out, f)
+		}
+		return err
+	}
+	// lines has a line per DUT, a point per x whose y(dut, x) exists
+	lines := func(xs []int, y func(dut string, x int) (float64, bool)) []bench.Series {
+		var ls []bench.Series
+		for _, d := range r.Options.DUTs {
+			var pts plotter.XYs
+			for _, x := range xs {
+				if v, ok := y(d, x); ok {
+					pts = append(pts, plotter.XY{X: float64(x), Y: v / 1e6})
+				}
+			}
+			ls = append(ls, bench.Series{Name: d, Pts: pts})
+		}
+		return ls
+	}
+	trialRate := func(match func(Trial) bool) (float64, bool) {
+		t, ok := r.find(match)
+		return t.RxPPS, ok
+	}
+	var err error
+	switch r.Scenario {
+	case "pps":
+		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+			return trialRate(func(t Trial) bool { return t.DUT == d && t.Flows == f })
+		}))
+	case "frame-sizes":
+		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+			return trialRate(func(t Trial) bool { return t.DUT == d && t.Size == s && t.Role == "max" })
+		}))
+	case "rfc2544":
+		err = add("ndr-vs-frame-size", "RFC 2544 NDR by frame size", "frame size (B)", "NDR Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+			n, ok := r.searchOf(d, "ndr", s, 1, "")
+			return n.RatePPS, ok
+		}))
+	case "multiflow":
+		for _, size := range r.Options.Sizes {
+			for _, v := range r.Options.Variations {
+				ls := lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+					n, ok := r.searchOf(d, "ndr", size, f, v)
+					return n.RatePPS, ok
+				})
+				if !slices.ContainsFunc(ls, func(s bench.Series) bool { return len(s.Pts) > 0 }) {
+					continue
+				}
+				if err = add(fmt.Sprintf("ndr-vs-flows-%s-%d", v, size), fmt.Sprintf("NDR by flow count, %s, %d B", v, size),
+					"flows", "NDR Mpps", true, ls); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
+	return out, err
+}

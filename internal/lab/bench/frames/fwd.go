@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/cilium/ebpf/link"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/netns"
+)
+
+// NewFwdDUT returns the xdp-fwd DUT: the bare XDP forwarder
+// (bpf/bench/fwd.bpf.c), the ceiling of an XDP program that forwards.
+func NewFwdDUT() bench.DUT { return &fwdDUT{} }
+
+// fwdDUT is the bare XDP forwarder on the balancer's client interface.
+type fwdDUT struct {
+	objs fwdObjects
+	l    link.Link
+}
+
+func (*fwdDUT) Name() string   { return "xdp-fwd" }
+func (*fwdDUT) Balances() bool { return false }
+func (*fwdDUT) Target(e *bench.Env, v6, varyDst bool) netip.Addr {
+	return bench.RealTarget(e, v6, varyDst)
+}
+func (*fwdDUT) Version(*bench.Env) string {
+	return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)"
+}
+
+func (f *fwdDUT) Alive(context.Context, *bench.Env) error {
+	if f.l == nil {
+		return fmt.Errorf("xdp-fwd: not attached")
+	}
+	_, err := f.l.Info()
+	return err
+}
+
+func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
+	if err := loadFwdObjects(&f.objs, nil); err != nil {
+		return fmt.Errorf("load xdp-fwd: %w", err)
+	}
+	return netns.Run(e.Topo.LB(), func() error {
+		for _, name := range e.Topo.LBInterfaces() {
+			ifc, err := net.InterfaceByName(name)
+			if err != nil {
+				return err
+			}
+			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
+				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
+			}
+		}
+		ifc, err := net.InterfaceByName("l0")
+		if err != nil {
+			return err
+		}
+		f.l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
+		if err != nil {
+			return fmt.Errorf("attach xdp-fwd: %w", err)
+		}
+		return nil
+	})
+}
+
+func (f *fwdDUT) Teardown(*bench.Env) error {
+	if f.l != nil {
+		_ = f.l.Close()
+		f.l = nil
+	}
+	return f.objs.Close()
+}

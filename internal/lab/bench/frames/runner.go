@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
+)
+
+// NewRunner returns the runner of a frame scenario in env, recording
+// into res; its ETA counts from now.
+func NewRunner(env *bench.Env, opts bench.Options, scenario string, res *FrameResults) *Runner {
+	r := &Runner{env: env, opts: opts, res: res, scenario: scenario, start: time.Now()}
+	r.planned = r.plan()
+	return r
+}
+
+// Runner runs one frame scenario's trials and records them.
+type Runner struct {
+	env           *bench.Env
+	opts          bench.Options
+	res           *FrameResults
+	scenario      string
+	start         time.Time
+	planned, done int
+	warm          string // the flows the DUT has seen last (see trial)
+}
+
+// Settle runs a discarded second (at most) at full rate through a DUT just set
+// up: the first trial after an XDP attach otherwise measures the lab
+// settling (seen here: twice the rate, half of it lost), not the DUT.
+func (r *Runner) Settle(ctx context.Context, dut bench.DUT) error {
+	s := r.spec(64, 1, "", 0)
+	s.Duration = min(time.Second, max(r.opts.Duration, 200*time.Millisecond))
+	_, err := RunTrial(ctx, r.env, dut, s)
+	return err
+}
+
+// trialsPerSearch is what the ETA expects a search to take: the maximum,
+// a few halvings, the verification (a search that passes at the maximum
+// takes one trial; the estimate corrects itself as searches end).
+const trialsPerSearch = 4
+
+// plan estimates the number of trials, for the ETA.
+func (r *Runner) plan() int {
+	per := map[string]int{
+		"pps":         len(r.opts.Flows),
+		"frame-sizes": 2 * len(r.opts.Sizes),
+		"rfc2544":     len(r.opts.Sizes) * 2 * trialsPerSearch,
+		"multiflow":   len(r.opts.Sizes) * len(r.opts.Variations) * len(r.opts.Flows) * trialsPerSearch,
+	}[r.scenario]
+	return per * len(r.opts.DUTs)
+}
+
+// RunDUT runs the scenario's trials through dut, which is set up and
+// settled.
+func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
+	switch r.scenario {
+	case "pps":
+		for _, flows := range r.opts.Flows {
+			if _, err := r.trial(ctx, dut, "max", r.spec(64, flows, varyFor(flows), 0)); err != nil {
+				return err
+			}
+		}
+	case "frame-sizes":
+		for _, size := range r.opts.Sizes {
+			if _, err := r.trial(ctx, dut, "fixed", r.spec(size, 1, "", r.opts.FixedRate)); err != nil {
+				return err
+			}
+			if _, err := r.trial(ctx, dut, "max", r.spec(size, 1, "", 0)); err != nil {
+				return err
+			}
+		}
+	case "rfc2544":
+		for _, size := range r.opts.Sizes {
+			if err := r.searches(ctx, dut, size, 1, ""); err != nil {
+				return err
+			}
+		}
+	case "multiflow":
+		for _, size := range r.opts.Sizes {
+			for _, v := range r.opts.Variations {
+				for _, flows := range r.opts.Flows {
+					if why := notApplicable(dut, v, flows); why != "" {
+						r.res.Skipped = append(r.res.Skipped, Skip{DUT: dut.Name(), Size: size, Vary: v, Flows: flows, Why: why})
+						r.planned -= trialsPerSearch
+						continue
+					}
+					if err := r.search(ctx, dut, size, flows, v, "ndr", 0); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// varyFor is how the pps scenario makes many flows: client addresses
+// (ports give at most 65536).
+func varyFor(flows int) string {
+	if flows <= 1 {
+		return ""
+	}
+	return "l3-src"
+}
+
+// notApplicable says why a multi-flow cell is not measured, or "".
+func notApplicable(dut bench.DUT, vary string, flows int) string {
+	v, _ := traffic.ParseVary(vary)
+	switch {
+	case v&(traffic.VarySrcPort|traffic.VaryDstPort) != 0 && flows > 65536:
+		return "ports give at most 65536 flows"
+	case v&traffic.VaryDstMAC != 0:
+		return "frames would not be addressed to the DUT"
+	case v&traffic.VaryDstIP != 0 && dut.Balances():
+		return "a balancer's destination is its VIP"
+	}
+	return ""
+}
+
+func (r *Runner) spec(size, flows int, vary string, rate float64) TrialSpec {
+	return TrialSpec{Size: size, L4: r.opts.L4, IPv6: r.opts.IPv6, Flows: flows, Vary: vary, Rate: rate,
+		Duration: r.opts.Duration, CPUs: r.opts.CPUs}
+}
+
+// searches runs the NDR and the PDR search of one frame size.
+func (r *Runner) searches(ctx context.Context, dut bench.DUT, size, flows int, vary string) error {
+	if err := r.search(ctx, dut, size, flows, vary, "ndr", 0); err != nil {
+		return err
+	}
+	return r.search(ctx, dut, size, flows, vary, "pdr", r.opts.LossTolerance)
+}
+
+func (r *Runner) search(ctx context.Context, dut bench.DUT, size, flows int, vary, kind string, tolerance float64) error {
+	p := bench.SearchParams{LossTolerancePct: tolerance, Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations}
+	n := 0
+	res, err := bench.Search(ctx, p, func(rate float64) (Trial, error) {
+		n++
+		return r.trial(ctx, dut, kind, r.spec(size, flows, vary, rate))
+	})
+	if err != nil {
+		return err
+	}
+	r.planned += n - trialsPerSearch
+	r.res.Searches = append(r.res.Searches, SearchRecord{DUT: dut.Name(), Kind: kind, Size: size, Flows: flows, Vary: vary,
+		TolerancePct: tolerance, SearchResult: res})
+	return nil
+}
+
+// trial runs and records one trial and reports progress.
+func (r *Runner) trial(ctx context.Context, dut bench.DUT, role string, s TrialSpec) (Trial, error) {
+	// warm up when the flows change: a new flow set for the DUT
+	if key := fmt.Sprintf("%s %d %s %v %s", dut.Name(), s.Flows, s.Vary, s.IPv6, s.L4); key != r.warm {
+		s.Warmup, r.warm = true, key
+	}
+	t, err := RunTrial(ctx, r.env, dut, s)
+	if err != nil {
+		return t, err
+	}
+	t.Scenario, t.Role = r.scenario, role
+	r.res.Trials = append(r.res.Trials, t)
+	r.done++
+	r.report(t)
+	return t, nil
+}
+
+func (r *Runner) report(t Trial) {
+	if r.opts.Progress == nil {
+		return
+	}
+	eta := time.Duration(0)
+	if r.done > 0 && r.planned > r.done {
+		eta = time.Since(r.start) / time.Duration(r.done) * time.Duration(r.planned-r.done)
+	}
+	if r.opts.JSONProgress {
+		bench.WriteJSONLine(r.opts.Progress, struct {
+			Trial
+			Done, Planned int
+			ETASeconds    float64 `json:"eta_s"`
+		}{t, r.done, r.planned, eta.Seconds()})
+		return
+	}
+	rate := "max"
+	if t.AskedPPS > 0 {
+		rate = fmt.Sprintf("%.3f Mpps", t.AskedPPS/1e6)
+	}
+	flows := fmt.Sprintf("%d flows", t.Flows)
+	if t.Vary != "" {
+		flows += " " + t.Vary
+	}
+	outcome := fmt.Sprintf("rx %.3f Mpps, loss %.3f%%", t.RxPPS/1e6, t.LossPct)
+	if !t.Valid {
+		outcome = "invalid: " + t.Invalid
+	}
+	fmt.Fprintf(r.opts.Progress, "[%s] %-7s %-5s trial %d/~%d  %d B %s, %s  -> %s  ETA %s\n",
+		r.scenario, t.DUT, t.Role, r.done, max(r.planned, r.done), t.Size, flows, rate, outcome, eta.Round(time.Second))
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
+)
+
+// TrialSpec is what one trial sends.
+type TrialSpec struct {
+	Size     int           // frame size with FCS
+	L4       traffic.L4    // udp, tcp-syn, tcp-ack
+	IPv6     bool          // IPv6 frames
+	Flows    int           // flows rotated through
+	Vary     string        // VSPERF variation (l3-src, ...); "" for one flow
+	Rate     float64       // frames per second; 0 = as fast as the generator goes
+	Duration time.Duration // how long
+	CPUs     []int         // generator senders
+	// Warmup sends every flow once, slowly, before the trial, so that a
+	// stateful DUT measures established flows (as VSPERF's and TRex's
+	// learning phase).
+	Warmup bool
+}
+
+// WarmupRate is how fast warm-up frames go: below every DUT's
+// connection-setup rate here.
+const WarmupRate = 200_000
+
+// Trial is a trial's outcome. Loss is exact: both counts are read from
+// counters, the generator's and the sinks'. A trial whose counts cannot
+// be right is marked invalid and has no figures.
+type Trial struct {
+	Scenario string     `json:"scenario"`
+	Role     string     `json:"role"` // max, fixed, ndr, pdr
+	DUT      string     `json:"dut"`
+	Size     int        `json:"frame_size"`
+	L4       traffic.L4 `json:"l4"`
+	IPv6     bool       `json:"ipv6"`
+	Flows    int        `json:"flows"`
+	Vary     string     `json:"vary,omitempty"`
+	AskedPPS float64    `json:"asked_pps"` // 0: as fast as possible
+	Duration float64    `json:"duration_s"`
+	Sent     uint64     `json:"sent"`
+	Received uint64     `json:"received"`
+	Lost     uint64     `json:"lost"`
+	LossPct  float64    `json:"loss_pct"`
+	TxPPS    float64    `json:"tx_pps"` // offered: sent over the duration
+	RxPPS    float64    `json:"rx_pps"` // forwarded: received over the duration
+	RxMbps   float64    `json:"rx_mbps"`
+	Valid    bool       `json:"valid"`
+	Invalid  string     `json:"invalid,omitempty"` // why not valid
+	// DUTDrops are the drops the DUT counted itself during the trial,
+	// by reason (xlb's drop counters), where it has such counters.
+	DUTDrops map[string]uint64 `json:"dut_drops,omitempty"`
+	// RingDropsIn and RingDropsOut are frames veth had no room for:
+	// into the DUT (its receive ring was full) and out of it (a real's
+	// ring was full). Both are part of Lost.
+	RingDropsIn  uint64 `json:"ring_drops_in,omitempty"`
+	RingDropsOut uint64 `json:"ring_drops_out,omitempty"`
+	ElapsedMs    int64  `json:"elapsed_ms"`
+	Warmup       int    `json:"warmup_frames,omitempty"` // frames sent before the trial
+}
+
+// RunTrial checks the DUT and the sinks, sends, waits for the last
+// frames to land and counts.
+func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Trial, error) {
+	t := Trial{DUT: dut.Name(), Size: s.Size, L4: s.L4, IPv6: s.IPv6, Flows: s.Flows, Vary: s.Vary,
+		AskedPPS: s.Rate, Duration: s.Duration.Seconds()}
+	if err := dut.Alive(ctx, e); err != nil {
+		return t, fmt.Errorf("%s is not alive before the trial: %w", dut.Name(), err)
+	}
+	vary := traffic.Vary(0)
+	if s.Vary != "" {
+		var err error
+		if vary, err = traffic.ParseVary(s.Vary); err != nil {
+			return t, err
+		}
+	}
+	target := dut.Target(e, s.IPv6, vary&traffic.VaryDstIP != 0)
+	f := e.Frame(s.Size, s.L4, target, bench.BenchPort)
+	// A DUT that opens TCP connections on a SYN only (xlb, as IPVS) drops
+	// ACKs of connections never opened: their warm-up opens the flows
+	// with SYNs, even a single one. (nft's conntrack is the other way
+	// round: it picks up a mid-stream ACK, but takes an ACK after a lone
+	// SYN as invalid.)
+	so, ok := dut.(bench.SYNOpener)
+	synWarmup := ok && so.OpensOnSYNOnly() && s.L4 == traffic.TCPAck
+	if s.Warmup && (s.Flows > 1 || synWarmup) {
+		warm := f
+		if synWarmup {
+			warm = e.Frame(s.Size, traffic.TCPSyn, target, bench.BenchPort)
+		}
+		if err := e.Gen.Configure(warm, max(s.Flows, 1), vary); err != nil {
+			return t, err
+		}
+		d := time.Duration(float64(max(s.Flows, 1)) / WarmupRate * float64(time.Second))
+		if _, err := e.Gen.Send(ctx, traffic.SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: WarmupRate,
+			Duration: max(d, time.Millisecond), CPUs: s.CPUs}); err != nil {
+			return t, fmt.Errorf("warm-up: %w", err)
+		}
+		if _, err := settle(e); err != nil {
+			return t, err
+		}
+		t.Warmup = max(s.Flows, 1)
+	}
+	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
+		return t, err
+	}
+	before, err := e.Sink.Count()
+	if err != nil {
+		return t, err
+	}
+	dc, counts := dut.(bench.DropCounter)
+	var dropsBefore map[string]uint64
+	if counts {
+		if dropsBefore, err = dc.Drops(ctx); err != nil {
+			return t, err
+		}
+	}
+	inBefore, outBefore, err := e.RingDrops()
+	if err != nil {
+		return t, err
+	}
+	start := time.Now()
+	if _, err := e.Gen.Send(ctx, traffic.SendOptions{Namespace: e.Topo.Client(), Interface: "c0", Rate: s.Rate,
+		Duration: s.Duration, CPUs: s.CPUs}); err != nil {
+		return t, err
+	}
+	after, err := settle(e)
+	if err != nil {
+		return t, err
+	}
+	t.ElapsedMs = time.Since(start).Milliseconds()
+	sent, _, err := e.Gen.Sent()
+	if err != nil {
+		return t, err
+	}
+	t.Sent, t.Received = sent, after.Packets-before.Packets
+	inAfter, outAfter, err := e.RingDrops()
+	if err != nil {
+		return t, err
+	}
+	t.RingDropsIn, t.RingDropsOut = inAfter-inBefore, outAfter-outBefore
+	if counts {
+		dropsAfter, err := dc.Drops(ctx)
+		if err != nil {
+			return t, err
+		}
+		t.DUTDrops = bench.DropsSince(dropsBefore, dropsAfter)
+	}
+	t.Valid, t.Invalid = true, ""
+	switch {
+	case t.Received > t.Sent:
+		t.Valid, t.Invalid = false, fmt.Sprintf("sinks counted %d frames, more than the %d sent", t.Received, t.Sent)
+	case e.Sink.Alive() != nil:
+		t.Valid, t.Invalid = false, fmt.Sprintf("a sink stopped: %v", e.Sink.Alive())
+	case s.Rate > 0 && float64(t.Sent) < (1-bench.PaceTolerance)*s.Rate*s.Duration.Seconds():
+		t.Valid, t.Invalid = false, fmt.Sprintf("the generator sent %d of the %.0f frames asked: it cannot offer this rate", t.Sent, s.Rate*s.Duration.Seconds())
+	case t.Sent == 0:
+		t.Valid, t.Invalid = false, "nothing was sent"
+	}
+	if !t.Valid {
+		t.Sent, t.Received = 0, 0
+		return t, nil
+	}
+	d := s.Duration.Seconds()
+	t.Lost = t.Sent - t.Received
+	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
+	t.TxPPS, t.RxPPS = float64(t.Sent)/d, float64(t.Received)/d
+	t.RxMbps = t.RxPPS * float64(s.Size) * 8 / 1e6
+	return t, nil
+}
+
+// settle waits until the sinks' count stops moving (frames still in
+// flight land), at most half a second.
+func settle(e *bench.Env) (traffic.SinkCount, error) {
+	last, err := e.Sink.Count()
+	for i := 0; i < 25 && err == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+		var now traffic.SinkCount
+		if now, err = e.Sink.Count(); err == nil && now.Packets == last.Packets {
+			return now, nil
+		}
+		last = now
+	}
+	return last, err
+}
+
+// SearchValid, SearchLossPct and SearchOffered let bench.Search read a
+// frame trial.
+func (t Trial) SearchValid() bool      { return t.Valid }
+func (t Trial) SearchLossPct() float64 { return t.LossPct }
+func (t Trial) SearchOffered() float64 { return t.TxPPS }

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package bench
+
+import (
+	"io"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
+)
+
+// Options are a run's parameters; zero fields take the defaults.
+type Options struct {
+	DUTs          []string      `json:"duts"`
+	Duration      time.Duration `json:"trial_duration_ns"`
+	Sizes         []int         `json:"frame_sizes"`
+	Flows         []int         `json:"flows"`
+	Variations    []string      `json:"variations,omitempty"`
+	L4            traffic.L4    `json:"l4"`
+	IPv6          bool          `json:"ipv6"`
+	FixedRate     float64       `json:"fixed_rate_pps"`     // frame-sizes: the fixed offered rate
+	LossTolerance float64       `json:"loss_tolerance_pct"` // PDR
+	Precision     float64       `json:"precision"`
+	MaxIterations int           `json:"max_iterations"`
+	Repeat        int           `json:"repeat,omitempty"` // datapath: BPF_PROG_RUN runs per figure
+	Cores         []int         `json:"cores,omitempty"`  // cps: sender core counts
+	Conns         []int         `json:"conns,omitempty"`  // cc: concurrent connections held
+	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`
+	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
+	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
+	CPUs          []int         `json:"cpus"`
+	Reals         int           `json:"reals"`
+	LabName       string        `json:"lab_name"`
+	LabNet        uint8         `json:"lab_net"`
+	Self          string        `json:"-"` // the xlb binary (for the xlb DUT)
+	Progress      io.Writer     `json:"-"` // nil: quiet
+	JSONProgress  bool          `json:"-"`
+}

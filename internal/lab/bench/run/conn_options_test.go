@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+)
+
+// TestScenarioDUTs checks which DUTs each kind of scenario takes.
+func TestScenarioDUTs(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		duts     []string
+		err      string // "" for none
+	}{
+		{"pps", []string{"xlb", "xdp-fwd", "kernel", "nft", "sink"}, ""},
+		{"pps", []string{"direct"}, "DUT direct: pps takes"},
+		{"rfc2544", []string{"haproxy"}, "DUT haproxy: rfc2544 takes"},
+		{"cps", []string{"xlb", "nft", "haproxy", "direct"}, ""},
+		{"cps", []string{"xdp-fwd"}, "DUT xdp-fwd: cps takes"},
+		{"http", []string{"sink"}, "DUT sink: http takes"},
+		{"cc", []string{"bogus"}, `DUT "bogus"`},
+	} {
+		o := withDefaults(bench.Options{DUTs: tc.duts}, tc.scenario)
+		err := validate(o, tc.scenario)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s %v: error %v, want %q", tc.scenario, tc.duts, err, tc.err)
+		}
+	}
+	o := withDefaults(bench.Options{PayloadSize: 5000}, "cps")
+	if err := validate(o, "cps"); err == nil || !strings.Contains(err.Error(), "payload size 5000") {
+		t.Errorf("payload 5000: %v", err)
+	}
+}

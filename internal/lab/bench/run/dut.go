@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/apps"
+	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
+)
+
+// NewDUT returns the DUT called name, any of them: the bare XDP
+// forwarder of the frame scenarios, haproxy of the connection scenarios,
+// or one of the lab's own (bench.NewDUT, which names what it takes when
+// name is none of them).
+func NewDUT(name string) (bench.DUT, error) {
+	switch name {
+	case "xdp-fwd":
+		return frames.NewFwdDUT(), nil
+	case "haproxy":
+		return apps.NewHAProxyDUT(), nil
+	}
+	return bench.NewDUT(name)
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/endpoint"
+)
+
+// connDefaults fills in the connection scenarios' defaults: the DUTs of
+// the reference tables and dperf-like endpoint settings.
+func connDefaults(o bench.Options, scenario string) bench.Options {
+	if len(o.DUTs) == 0 {
+		o.DUTs = []string{"xlb", "nft", "direct"}
+		if scenario == "http" {
+			o.DUTs = bench.ConnDUTNames
+		}
+		if scenario == "redis" {
+			o.DUTs = []string{"xlb", "direct"}
+		}
+	}
+	if o.Duration == 0 {
+		o.Duration = 2 * time.Second
+	}
+	if len(o.CPUs) == 0 {
+		o.CPUs = []int{0}
+	}
+	if len(o.Cores) == 0 {
+		// one core: on more, the senders overrun the lab's veth rings
+		// at every rate (see docs/BENCHMARKS.md); --cores 1,2 asks
+		o.Cores = []int{1}
+	}
+	if len(o.Conns) == 0 {
+		o.Conns = []int{1_000_000, 10_000_000}
+	}
+	if o.Keepalive == 0 {
+		o.Keepalive = time.Second
+	}
+	if o.OpenRate == 0 {
+		o.OpenRate = 100_000
+	}
+	if o.PayloadSize == 0 {
+		o.PayloadSize = map[string]int{"throughput": 800, "latency": 1}[scenario]
+		if o.PayloadSize == 0 {
+			o.PayloadSize = 64
+		}
+	}
+	return o
+}
+
+// validateConn names the first wrong connection option.
+func validateConn(o bench.Options) error {
+	for _, c := range o.Cores {
+		if c < 1 || c > len(o.CPUs) {
+			return fmt.Errorf("cores %d: want 1 to %d (the --cpus given)", c, len(o.CPUs))
+		}
+	}
+	for _, n := range o.Conns {
+		if n < 1 || n > endpoint.MaxSlots {
+			return fmt.Errorf("concurrent connections %d: want 1 to %d", n, endpoint.MaxSlots)
+		}
+	}
+	switch {
+	case o.PayloadSize < 1 || o.PayloadSize > endpoint.MaxPayload:
+		return fmt.Errorf("payload size %d: want 1 to %d bytes", o.PayloadSize, endpoint.MaxPayload)
+	case o.Keepalive < time.Millisecond:
+		return fmt.Errorf("keepalive %v: want at least 1ms", o.Keepalive)
+	case o.OpenRate <= 0:
+		return fmt.Errorf("open rate %v: want connections per second", o.OpenRate)
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
+	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
+	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
+	"github.com/xlb-dev/xlb/internal/lab/topo"
+)
+
+// Scenarios are what `xlb bench` runs.
+var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath",
+	"cps", "cc", "throughput", "latency", "redis", "http"}
+
+// connScenarios are the scenarios of connections through the DUTs (the
+// XDP endpoints and real applications): their DUTs are xlb, nft,
+// haproxy and direct.
+var connScenarios = []string{"cps", "cc", "throughput", "latency", "redis", "http"}
+
+// withDefaults fills in what the scenario's reference report uses.
+func withDefaults(o bench.Options, scenario string) bench.Options {
+	if scenario == "datapath" {
+		o.DUTs = []string{"xlb"} // the program itself, against XDP_TX
+		if o.Repeat == 0 {
+			o.Repeat = 1_000_000
+		}
+	}
+	if slices.Contains(connScenarios, scenario) {
+		o = connDefaults(o, scenario)
+	}
+	if len(o.DUTs) == 0 {
+		o.DUTs = bench.DUTNames
+	}
+	if o.Duration == 0 {
+		o.Duration = 10 * time.Second
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int{64, 128, 256, 512, 1024, 1280, 1518}
+		if scenario == "pps" || scenario == "multiflow" {
+			o.Sizes = []int{64}
+		}
+	}
+	if len(o.Flows) == 0 {
+		o.Flows = map[string][]int{"pps": {1, 1000, 1_000_000}, "multiflow": {1000, 10000, 65536, 1_000_000},
+			"datapath": {1_000, 10_000, 100_000, 1_000_000, 10_000_000}}[scenario]
+		if o.Flows == nil {
+			o.Flows = []int{1}
+		}
+	}
+	if len(o.Variations) == 0 && scenario == "multiflow" {
+		for _, l := range []string{"l2", "l3", "l4"} {
+			for _, w := range []string{"src", "dst", "both"} {
+				o.Variations = append(o.Variations, l+"-"+w)
+			}
+		}
+	}
+	if o.L4 == "" {
+		o.L4 = traffic.UDP
+	}
+	if o.FixedRate == 0 {
+		o.FixedRate = 500_000
+	}
+	if o.LossTolerance == 0 {
+		o.LossTolerance = 0.1
+	}
+	if o.Precision == 0 {
+		o.Precision = 0.005
+	}
+	if o.MaxIterations == 0 {
+		o.MaxIterations = 12
+	}
+	if len(o.CPUs) == 0 {
+		o.CPUs = []int{0}
+	}
+	if o.Reals == 0 {
+		o.Reals = 2
+	}
+	if o.LabName == "" {
+		o.LabName = "xlbbench"
+	}
+	if o.LabNet == 0 {
+		o.LabNet = 160
+	}
+	return o
+}
+
+// validate names the first wrong option.
+func validate(o bench.Options, scenario string) error {
+	if !slices.Contains(Scenarios, scenario) {
+		return fmt.Errorf("scenario %q: want one of %s", scenario, strings.Join(Scenarios, ", "))
+	}
+	conn := slices.Contains(connScenarios, scenario)
+	for _, d := range o.DUTs {
+		if _, err := NewDUT(d); err != nil {
+			return err
+		}
+		if conn != slices.Contains(bench.ConnDUTNames, d) && (conn || !slices.Contains(bench.DUTNames, d) && d != "sink") {
+			want := bench.DUTNames
+			if conn {
+				want = bench.ConnDUTNames
+			}
+			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
+		}
+	}
+	if conn {
+		if err := validateConn(o); err != nil {
+			return err
+		}
+	}
+	for _, s := range o.Sizes {
+		if s < traffic.MinFrameSize || s > traffic.MaxJumboSize {
+			return fmt.Errorf("frame size %d: want %d to %d", s, traffic.MinFrameSize, traffic.MaxJumboSize)
+		}
+	}
+	for _, f := range o.Flows {
+		if scenario == "datapath" && (f < 1 || f > 50_000_000) {
+			return fmt.Errorf("datapath: table size %d: want 1 to 50000000 connections", f)
+		}
+		if scenario != "datapath" && (f < 1 || f > traffic.MaxFlows) {
+			return fmt.Errorf("flows %d: want 1 to %d", f, traffic.MaxFlows)
+		}
+	}
+	if o.Repeat < 0 {
+		return fmt.Errorf("repeat %d: want a positive count", o.Repeat)
+	}
+	for _, v := range o.Variations {
+		if _, err := traffic.ParseVary(v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.Duration < 10*time.Millisecond:
+		return fmt.Errorf("duration %v: want at least 10ms", o.Duration)
+	case o.LossTolerance < 0 || o.LossTolerance >= 100:
+		return fmt.Errorf("loss tolerance %v%%: want 0 to 100", o.LossTolerance)
+	case o.Precision <= 0 || o.Precision >= 1:
+		return fmt.Errorf("precision %v: want a fraction of the maximum, e.g. 0.005", o.Precision)
+	case o.MaxIterations < 1:
+		return fmt.Errorf("max iterations %d: want at least 1", o.MaxIterations)
+	case o.Reals < 1 || o.Reals > 50:
+		return fmt.Errorf("reals %d: want 1 to 50", o.Reals)
+	}
+	return nil
+}
+
+// OptionError is Run's error for a wrong scenario or option: nothing ran.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Run runs a scenario over every DUT of the options in one lab and
+// returns the results (Write stores them).
+func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, error) {
+	opts = withDefaults(opts, scenario)
+	if err := validate(opts, scenario); err != nil {
+		return nil, &OptionError{err}
+	}
+	res := newResults(scenario, opts)
+	if scenario == "datapath" {
+		return res, runDatapath(res, opts)
+	}
+	conn := slices.Contains(connScenarios, scenario)
+	env, err := bench.NewEnv(topo.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
+	if err != nil {
+		return nil, err
+	}
+	if big := slices.Max(opts.Sizes); big > traffic.MaxFrameSize {
+		if err := env.SetMTU(big - 14 - traffic.FCS); err != nil {
+			env.Close()
+			return nil, err
+		}
+	}
+	defer env.Close()
+	var fr *frames.Runner
+	var cr *conns.Runner
+	if conn {
+		cr = conns.NewRunner(env, opts, scenario, &res.ConnResults)
+	} else {
+		fr = frames.NewRunner(env, opts, scenario, &res.FrameResults)
+	}
+	for _, name := range opts.DUTs {
+		dut, _ := NewDUT(name)
+		if err := dut.Setup(ctx, env); err != nil {
+			return res, fmt.Errorf("set up %s: %w", name, err)
+		}
+		res.DUTs[name] = dut.Version(env)
+		var err error
+		if conn {
+			err = cr.RunDUT(ctx, dut)
+		} else if err = fr.Settle(ctx, dut); err == nil {
+			err = fr.RunDUT(ctx, dut)
+		}
+		if terr := dut.Teardown(env); err == nil && terr != nil {
+			err = fmt.Errorf("tear down %s: %w", name, terr)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	res.Finished = time.Now()
+	return res, nil
+}
+
+// runDatapath measures the data path's per-packet cost through
+// BPF_PROG_RUN for each connection-table size of --flows (the table of
+// issue 2; no lab, no DUTs).
+func runDatapath(res *Results, o bench.Options) error {
+	progress := func(line string) {
+		if o.Progress != nil && !o.JSONProgress {
+			fmt.Fprintf(o.Progress, "[datapath] %s\n", line)
+		}
+	}
+	table, err := dpcost.Measure(dpcost.Options{Conns: o.Flows, Repeat: o.Repeat, Namespace: o.LabName + "-cost"}, progress)
+	if err != nil {
+		return err
+	}
+	res.Cost = &table
+	res.DUTs["xlb"] = "xlb " + res.Revision + " (bpf/xlb.bpf.c)"
+	res.DUTs["xdp-tx"] = "bpf/bench/xdp_tx.bpf.c: the baseline"
+	res.Finished = time.Now()
+	return nil
+}

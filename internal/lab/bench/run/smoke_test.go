@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package run
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
+	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
+	"github.com/xlb-dev/xlb/internal/labtest"
+	"github.com/xlb-dev/xlb/internal/testenv"
+)
+
+var xlbBinary string
+
+func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
+
+// TestSmokeEveryScenario runs every scenario over every DUT with tiny
+// trials and checks that the results are complete and consistent: the
+// JSON reads back, the CSV has a row per trial, the report has the
+// scenario's tables, the charts exist in SVG and PNG. It times nothing.
+func TestSmokeEveryScenario(t *testing.T) {
+	testenv.RequireRoot(t, "builds network namespaces and runs XDP")
+	testenv.RequireTool(t, "nft")
+	for i, tc := range []struct {
+		scenario string
+		opts     bench.Options
+		want     []string // in report.md
+		charts   []string
+	}{
+		{"pps", bench.Options{Flows: []int{1, 1000}}, []string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |"}, []string{"pps-vs-flows"}},
+		{"frame-sizes", bench.Options{Sizes: []int{64, 1518}, FixedRate: 50_000}, []string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps"}, []string{"pps-vs-frame-size"}},
+		{"rfc2544", bench.Options{Sizes: []int{64, 512}, MaxIterations: 2}, []string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
+		{"multiflow", bench.Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
+			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
+		{"datapath", bench.Options{Flows: []int{1000, 5000}, Repeat: 10000}, []string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
+		// the connection scenarios, XDP endpoints and real applications
+		{"cps", bench.Options{MaxIterations: 2}, []string{"## Connection rate", "| xlb | 1 |", "| nft | 1 |", "| direct | 1 |"}, []string{"cps-per-dut"}},
+		{"cc", bench.Options{Conns: []int{2000}, OpenRate: 20_000}, []string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
+		{"throughput", bench.Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |"}, nil},
+		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
+		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
+		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			o := tc.opts
+			o.Duration, o.Self = 50*time.Millisecond, xlbBinary
+			o.LabName, o.LabNet = fmt.Sprintf("xlbs%d-%d", os.Getpid(), i), uint8(220+(os.Getpid()+i)%30)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, err := Run(ctx, tc.scenario, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Command = "xlb bench " + tc.scenario + " (smoke test)"
+			dir := t.TempDir()
+			if err := res.Write(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.Check(); err != nil {
+				t.Fatal(err)
+			}
+			var back Results
+			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+			if err == nil {
+				err = json.Unmarshal(b, &back)
+			}
+			if err != nil || len(back.Trials) != len(res.Trials) || len(back.ConnTrials) != len(res.ConnTrials) ||
+				len(back.Apps) != len(res.Apps) || back.Machine.Kernel == "" || len(back.DUTs) < 2 {
+				t.Fatalf("results.json: %v; %d trials of %d, machine %+v, DUTs %v", err, len(back.Trials), len(res.Trials), back.Machine, back.DUTs)
+			}
+			f, err := os.Open(filepath.Join(dir, "results.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr := csv.NewReader(f)
+			cr.FieldsPerRecord = -1 // connection results: the apps' rows have their own header
+			rows, err := cr.ReadAll()
+			f.Close()
+			wantRows, header := len(res.Trials)+1, frames.CSVHeader
+			switch {
+			case res.Cost != nil:
+				wantRows, header = len(res.Cost.Rows)+1, costHeader
+			case len(res.Apps) > 0:
+				wantRows, header = len(res.ConnTrials)+1+len(res.Apps)+1, conns.CSVHeader
+			case res.ConnTrials != nil:
+				wantRows, header = len(res.ConnTrials)+1, conns.CSVHeader
+			}
+			if err != nil || len(rows) != wantRows || strings.Join(rows[0], ",") != strings.Join(header, ",") {
+				t.Fatalf("results.csv: %v, %d rows for %d trials", err, len(rows), len(res.Trials))
+			}
+			report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(report), w) {
+					t.Errorf("report.md lacks %q:\n%s", w, report)
+				}
+			}
+			for _, c := range tc.charts {
+				for _, ext := range []string{".svg", ".png"} {
+					if st, err := os.Stat(filepath.Join(dir, c+ext)); err != nil || st.Size() < 1000 {
+						t.Errorf("chart %s%s: %v", c, ext, err)
+					}
+				}
+			}
+		})
+	}
+}
