@@ -183,6 +183,10 @@ const enum xlb_ct_stat ct_stat_type __attribute__((unused));
 const enum xlb_sched sched_type __attribute__((unused));
 const enum ct_state ct_state_type __attribute__((unused));
 const enum xlb_addr_filter_consts addr_filter_type __attribute__((unused));
+const enum xlb_family family_type __attribute__((unused));
+const enum xlb_addr_flags addr_flags_type __attribute__((unused));
+const enum xlb_real_flags real_flags_type __attribute__((unused));
+const enum ct_flags ct_flags_type __attribute__((unused));
 
 /* Per CPU: ICMP errors the data path sent in the current second. */
 struct icmp_budget {

@@ -40,9 +40,12 @@ enum xlb_sched {
 	XLB_SCHED_WLC = 5, /* likewise, the counts divided by the weights */
 };
 
-/* local_addrs flags */
-#define XLB_ADDR_VIP   0x1 /* a service's VIP */
-#define XLB_ADDR_LADDR 0x2 /* a FullNAT local IP */
+/* local_addrs flags (an enum, not #defines, so the object's BTF carries
+ * them to Go) */
+enum xlb_addr_flags {
+	XLB_ADDR_VIP = 0x1,   /* a service's VIP */
+	XLB_ADDR_LADDR = 0x2, /* a FullNAT local IP */
+};
 
 /* local_addr_filter: 2^16 bits in 64-bit words, indexed by the top 16 bits
  * of (w0 ^ w1 ^ w2 ^ w3) * XLB_ADDR_FILTER_MULT over the address's words
@@ -84,8 +87,10 @@ struct real {
 };
 
 /* real.flags */
-#define XLB_REAL_F_IN_USE 0x1 /* a service has it; else a freed id */
-#define XLB_REAL_F_DOWN	  0x2 /* failed its health check: no new connections */
+enum xlb_real_flags {
+	XLB_REAL_F_IN_USE = 0x1, /* a service has it; else a freed id */
+	XLB_REAL_F_DOWN = 0x2, /* failed its health check: no new connections */
+};
 
 /* laddrs array value: a local IP that FullNAT uses as the source towards
  * the reals. */
@@ -120,8 +125,10 @@ enum ct_state {
 };
 
 /* ct_entry.flags */
-#define CT_F_REVERSE 0x1 /* entry of the real -> local IP direction */
-#define CT_F_PERSIST 0x2 /* forward entry of a persistent service's flow */
+enum ct_flags {
+	CT_F_REVERSE = 0x1, /* entry of the real -> local IP direction */
+	CT_F_PERSIST = 0x2, /* forward entry of a persistent service's flow */
+};
 
 /* Connection-table keys, one map per family so IPv4 entries stay small
  * (10M connections must fit 2 GiB). Forward: {client, vip, cport, vport};

@@ -109,3 +109,36 @@ func TestLimitsMatchC(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagsAndFamiliesMatchC checks that every value of the enums whose
+// constants Go takes from the object (families, address, real and
+// connection flags) is one Go uses, so a flag added in C alone is seen.
+func TestFlagsAndFamiliesMatchC(t *testing.T) {
+	tests := []struct {
+		enum string
+		have []uint64
+	}{
+		{"xlb_family", []uint64{uint64(familyV4), uint64(familyV6)}},
+		{"xlb_addr_flags", []uint64{uint64(addrVIP), uint64(addrLaddr)}},
+		{"xlb_real_flags", []uint64{uint64(realFInUse), uint64(realFDown)}},
+		{"ct_flags", []uint64{uint64(ctFReverse), uint64(xlbCtFlagsCT_F_PERSIST)}}, // Go does not read CT_F_PERSIST
+	}
+	spec, err := loadXlb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range tests {
+		var enum *btf.Enum
+		if err := spec.Types.TypeByName(tc.enum, &enum); err != nil {
+			t.Fatalf("enum %s in the object's BTF: %v", tc.enum, err)
+		}
+		if len(enum.Values) != len(tc.have) {
+			t.Errorf("enum %s has %d values; Go uses %d", tc.enum, len(enum.Values), len(tc.have))
+		}
+		for i, v := range enum.Values {
+			if i < len(tc.have) && v.Value != tc.have[i] {
+				t.Errorf("enum %s: %s = %d, Go has %d", tc.enum, v.Name, v.Value, tc.have[i])
+			}
+		}
+	}
+}

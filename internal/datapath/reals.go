@@ -94,20 +94,21 @@ func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real
 	return nil
 }
 
-// xlbRealFInUse mirrors XLB_REAL_F_IN_USE (bpf/lib/xlb_shared.h): the
-// real's id belongs to a service.
-const xlbRealFInUse = 0x1
-
-// xlbRealFDown mirrors XLB_REAL_F_DOWN: the real failed its health
-// check, persistence does not send new connections to it.
-const xlbRealFDown = 0x2
+// Flags of reals entries (enum xlb_real_flags, from the object).
+const (
+	// realFInUse: the real's id belongs to a service.
+	realFInUse = uint8(xlbXlbRealFlagsXLB_REAL_F_IN_USE)
+	// realFDown: the real failed its health check; persistence does not
+	// send new connections to it.
+	realFDown = uint8(xlbXlbRealFlagsXLB_REAL_F_DOWN)
+)
 
 // flags returns the real's entry flags while a service has it.
 func (r realState) flags() uint8 {
 	if r.down {
-		return xlbRealFInUse | xlbRealFDown
+		return realFInUse | realFDown
 	}
-	return xlbRealFInUse
+	return realFInUse
 }
 
 // recordReal writes a real's entry: its address for the data path, and
@@ -131,7 +132,7 @@ func (d *Datapath) freeReal(r realState) {
 // writeReal writes a new real's entry and zeroes its counters and cached
 // next hop (the id may have served another real before).
 func (d *Datapath) writeReal(id uint32, r loadbalancer.Real, svcID uint32) error {
-	if err := d.recordReal(id, r, svcID, xlbRealFInUse); err != nil {
+	if err := d.recordReal(id, r, svcID, realFInUse); err != nil {
 		return err
 	}
 	zero := make([]xlbXlbCounters, d.cpus)

@@ -84,11 +84,11 @@ func (d *Datapath) rebuildRegistry() error {
 		}
 		realWritten = append(realWritten, id)
 		st, ok := byID[rv.SvcId]
-		if rv.Flags&xlbRealFInUse == 0 || !ok {
+		if rv.Flags&realFInUse == 0 || !ok {
 			continue // a freed id; its connections may still use it
 		}
 		st.reals = append(st.reals, realState{id: id, real: loadbalancer.Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight},
-			down: rv.Flags&xlbRealFDown != 0})
+			down: rv.Flags&realFDown != 0})
 		realUsed = append(realUsed, id)
 	}
 

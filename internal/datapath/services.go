@@ -104,10 +104,10 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 	return nil
 }
 
-// Flags of local_addrs entries (XLB_ADDR_* in the data path).
+// Flags of local_addrs entries (enum xlb_addr_flags, from the object).
 const (
-	addrVIP   = 0x1
-	addrLaddr = 0x2
+	addrVIP   = uint32(xlbXlbAddrFlagsXLB_ADDR_VIP)
+	addrLaddr = uint32(xlbXlbAddrFlagsXLB_ADDR_LADDR)
 )
 
 // syncLocalAddrs writes the local_addrs entry of each address as the

@@ -55,10 +55,10 @@ func (r DropReason) String() string {
 	return fmt.Sprintf("drop(%d)", uint32(r))
 }
 
-// family values of the data path (enum xlb_family).
+// Family values of the data path (enum xlb_family, from the object).
 const (
-	familyV4 = 4
-	familyV6 = 6
+	familyV4 = uint8(xlbXlbFamilyXLB_AF_INET)
+	familyV6 = uint8(xlbXlbFamilyXLB_AF_INET6)
 )
 
 func familyOf(a netip.Addr) uint8 {

@@ -2,7 +2,12 @@
 
 package datapath
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf/btf"
+)
 
 // TestDropReasonsMatchC checks the Go drop reasons and their names
 // against enum xlb_drop_reason as bpf2go read it from the object, so a
@@ -42,5 +47,37 @@ func TestDropReasonsMatchC(t *testing.T) {
 		if uint32(tc.have) != uint32(tc.want) {
 			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
 		}
+	}
+}
+
+// TestDropReasonNamesMatchC checks the spelling of every name the
+// metrics and the CLI show against enum xlb_drop_reason in the object's
+// BTF: DROP_NO_LPORT is shown as no_lport.
+func TestDropReasonNamesMatchC(t *testing.T) {
+	spec, err := loadXlb()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enum *btf.Enum
+	if err := spec.Types.TypeByName("xlb_drop_reason", &enum); err != nil {
+		t.Fatalf("enum xlb_drop_reason in the object's BTF: %v", err)
+	}
+	seen := 0
+	for _, v := range enum.Values {
+		if v.Name == "DROP_REASON_MAX" {
+			continue
+		}
+		seen++
+		want := strings.ToLower(strings.TrimPrefix(v.Name, "DROP_"))
+		if v.Value >= uint64(len(DropReasonNames)) {
+			t.Errorf("%s = %d has no Go name", v.Name, v.Value)
+			continue
+		}
+		if have := DropReasonNames[v.Value]; have != want {
+			t.Errorf("DropReasonNames[%d] = %q; C names it %s, so want %q", v.Value, have, v.Name, want)
+		}
+	}
+	if seen != len(DropReasonNames) {
+		t.Errorf("C has %d drop reasons, Go names %d", seen, len(DropReasonNames))
 	}
 }

@@ -50,6 +50,13 @@ type xlbCtEntry struct {
 	Addr4    uint32
 }
 
+type xlbCtFlags uint32
+
+const (
+	xlbCtFlagsCT_F_REVERSE xlbCtFlags = 1
+	xlbCtFlagsCT_F_PERSIST xlbCtFlags = 2
+)
+
 type xlbCtState uint32
 
 const (
@@ -156,6 +163,13 @@ const (
 	xlbXlbAddrFilterConstsXLB_ADDR_FILTER_HASH_MULT xlbXlbAddrFilterConsts = 2654435761
 )
 
+type xlbXlbAddrFlags uint32
+
+const (
+	xlbXlbAddrFlagsXLB_ADDR_VIP   xlbXlbAddrFlags = 1
+	xlbXlbAddrFlagsXLB_ADDR_LADDR xlbXlbAddrFlags = 2
+)
+
 type xlbXlbConfig struct {
 	_           structs.HostLayout
 	Timeouts    [5]uint32
@@ -220,6 +234,20 @@ const (
 	xlbXlbEventEVENT_MAX          xlbXlbEvent = 1
 )
 
+type xlbXlbFamily uint32
+
+const (
+	xlbXlbFamilyXLB_AF_INET  xlbXlbFamily = 4
+	xlbXlbFamilyXLB_AF_INET6 xlbXlbFamily = 6
+)
+
+type xlbXlbRealFlags uint32
+
+const (
+	xlbXlbRealFlagsXLB_REAL_F_IN_USE xlbXlbRealFlags = 1
+	xlbXlbRealFlagsXLB_REAL_F_DOWN   xlbXlbRealFlags = 2
+)
+
 type xlbXlbSched uint32
 
 const (
@@ -260,11 +288,15 @@ const (
 	xlbMapVerdictStats     = "verdict_stats"
 	xlbProgXlbXdp          = "xlb_xdp"
 	xlbVarAddrFilterType   = "addr_filter_type"
+	xlbVarAddrFlagsType    = "addr_flags_type"
+	xlbVarCtFlagsType      = "ct_flags_type"
 	xlbVarCtStatType       = "ct_stat_type"
 	xlbVarCtStateType      = "ct_state_type"
 	xlbVarDropReasonType   = "drop_reason_type"
 	xlbVarEventType        = "event_type"
+	xlbVarFamilyType       = "family_type"
 	xlbVarNeighRequestType = "neigh_request_type"
+	xlbVarRealFlagsType    = "real_flags_type"
 	xlbVarSchedType        = "sched_type"
 	xlbVarXlbCfg           = "xlb_cfg"
 )
@@ -348,11 +380,15 @@ type xlbMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
 	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
+	AddrFlagsType    *ebpf.VariableSpec `ebpf:"addr_flags_type"`
+	CtFlagsType      *ebpf.VariableSpec `ebpf:"ct_flags_type"`
 	CtStatType       *ebpf.VariableSpec `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
 	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
+	FamilyType       *ebpf.VariableSpec `ebpf:"family_type"`
 	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
+	RealFlagsType    *ebpf.VariableSpec `ebpf:"real_flags_type"`
 	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
 }
@@ -435,11 +471,15 @@ func (m *xlbMaps) Close() error {
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
 	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
+	AddrFlagsType    *ebpf.Variable `ebpf:"addr_flags_type"`
+	CtFlagsType      *ebpf.Variable `ebpf:"ct_flags_type"`
 	CtStatType       *ebpf.Variable `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
 	EventType        *ebpf.Variable `ebpf:"event_type"`
+	FamilyType       *ebpf.Variable `ebpf:"family_type"`
 	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
+	RealFlagsType    *ebpf.Variable `ebpf:"real_flags_type"`
 	SchedType        *ebpf.Variable `ebpf:"sched_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
 }
