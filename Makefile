@@ -2,8 +2,15 @@
 GO ?= go
 GOFLAGS ?=
 BPF_SOURCES := $(shell find bpf -name '*.c' -o -name '*.h')
-FUZZTIME ?= 20s
-FUZZTIME_PARSERS ?= 5s
+# Fuzz budgets are counts of executions, not durations: with a duration,
+# Go 1.26's fuzz coordinator can end a clean run with "context deadline
+# exceeded" (golang/go#75804, fixed in Go 1.27), and a loaded machine
+# spends a short duration on start-up alone. Each new interesting input is
+# minimized for FUZZMINIMIZE executions instead of Go's default 60 s,
+# which stalled a worker for most of a short run.
+FUZZTIME ?= 200000x
+FUZZTIME_PARSERS ?= 30000x
+FUZZMINIMIZE ?= 100x
 # The committed BPF objects are built with Debian clang 14.0.6 (scripts/deps.sh
 # installs clang-14); another major version emits other bytes, so
 # check-generated insists on this one.
@@ -64,15 +71,17 @@ check-generated: check-clang
 unit:
 	$(GO) test -count=1 -p 1 ./...
 
-## fuzz: run the data path fuzz target for $(FUZZTIME), then each input
-## parser's (configuration, exec check commands, ipvsadm, keepalived) for
-## $(FUZZTIME_PARSERS); go test -fuzz takes one target at a time
+## fuzz: run the data path fuzz target for $(FUZZTIME) executions, then
+## each input parser's (configuration, exec check commands, ipvsadm,
+## keepalived) for $(FUZZTIME_PARSERS); go test -fuzz takes one target at
+## a time
+FUZZFLAGS = -count=1 -run '^$$' -fuzzminimizetime $(FUZZMINIMIZE)
 fuzz:
-	$(GO) test -count=1 -run '^$$' -fuzz FuzzDatapath -fuzztime $(FUZZTIME) ./internal/datapath
-	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
-	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzSplitCommand$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
-	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/ipvsadm
-	$(GO) test -count=1 -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/keepalived
+	$(GO) test $(FUZZFLAGS) -fuzz FuzzDatapath -fuzztime $(FUZZTIME) ./internal/datapath
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzConfig$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzSplitCommand$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/ipvsadm
+	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/keepalived
 
 ## bench: per-packet cost of the data path through BPF_PROG_RUN
 bench:
