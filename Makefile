@@ -85,7 +85,7 @@ fuzz:
 
 ## bench: per-packet cost of the data path through BPF_PROG_RUN
 bench:
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime 200000x ./internal/dpcost
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime 200000x ./internal/lab/bench/dpcost
 
 clean:
 	rm -rf bin

@@ -40,20 +40,6 @@ func Check(dp DataPath, cfg *config.Config, owns HostOwns) (*config.Desired, err
 	return cfg.DesiredIn(config.Env{Limits: dp.Limits(), HeldLocalIPs: dp.HeldLocalIPs(), HostOwns: owns})
 }
 
-// Config moves dp from cur, the configuration that runs, to cfg and returns
-// what cfg asks for and the changes made: Check, then Move.
-func Config(dp DataPath, cur *config.Desired, cfg *config.Config, owns HostOwns) (*config.Desired, config.Changes, error) {
-	want, err := Check(dp, cfg, owns)
-	if err != nil {
-		return nil, config.Changes{}, err
-	}
-	changes, err := Move(dp, cur, want)
-	if err != nil {
-		return nil, changes, err
-	}
-	return want, changes, nil
-}
-
 // Move moves dp from cur to want, a configuration Check accepted, and
 // returns the changes made. Besides Check's validation it refuses what a
 // running daemon cannot change (the attached interfaces, the XDP mode).

@@ -71,11 +71,15 @@ func (d *daemon) apply(t *testing.T, yaml string) error {
 }
 
 func (d *daemon) applyConfig(cfg *config.Config) error {
-	want, _, err := apply.Config(d.dp, d.cur, cfg, nil)
-	if err == nil {
-		d.cur = want
+	want, err := apply.Check(d.dp, cfg, nil)
+	if err != nil {
+		return err
 	}
-	return err
+	if _, err := apply.Move(d.dp, d.cur, want); err != nil {
+		return err
+	}
+	d.cur = want
+	return nil
 }
 
 // TestTransitionFailsAtEveryStep fails each call of the transition from

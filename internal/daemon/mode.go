@@ -17,7 +17,7 @@ import (
 // refused, as a running daemon cannot change its XDP mode.
 func overrideMode(cfg *config.Config, flag, fileMode string) error {
 	if flag == "" {
-		return nil // the file's mode rules; apply.Config refuses a change
+		return nil // the file's mode rules; apply.Move refuses a change
 	}
 	switch cfg.XDPMode {
 	case "", flag, fileMode:

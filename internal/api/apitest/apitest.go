@@ -101,9 +101,14 @@ func (b *Backend) Update(ifRevision uint64, edit func(*config.Config) error) (co
 	return changes, b.rev.Current(), err
 }
 
-// apply moves the in-memory data path to cfg; b.mu is held.
+// apply moves the in-memory data path to cfg as the daemon does (Check,
+// then Move); b.mu is held.
 func (b *Backend) apply(cfg *config.Config) (config.Changes, error) {
-	want, changes, err := apply.Config(&b.dp, b.cur, cfg, nil)
+	want, err := apply.Check(&b.dp, cfg, nil)
+	if err != nil {
+		return config.Changes{}, err
+	}
+	changes, err := apply.Move(&b.dp, b.cur, want)
 	if err != nil {
 		return changes, err
 	}
