@@ -30,7 +30,9 @@ type EstablishedConn struct {
 // seenAgo ago: what a node that takes connections over from another
 // writes, and what a measurement writes to fill a table in seconds
 // rather than by millions of handshakes. conn(i) returns connection i;
-// its real must be one of the service's. Every local IP the connections
+// its real must be one of the service's. conn is called twice for each
+// i (every connection is checked before the first is written), so it
+// must return the same connection both times. Every local IP the connections
 // use is marked as one of the balancer's (as a local IP of no service if
 // the service does not have it, so it takes no new connections), so that
 // the reals' replies find their entries. The entries count as inserts of
@@ -67,8 +69,7 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 		keys, vals = keys[:0], vals[:0]
 		return nil
 	}
-	// every connection is checked before the first is written: a bad
-	// one leaves the table as it was
+	// a bad connection leaves the table as it was
 	locals := map[netip.Addr]bool{}
 	for i := range n {
 		c := conn(i)
