@@ -5,7 +5,8 @@
  *
  *   parse            lib/parse.h      Ethernet, IPv4/IPv6, TCP/UDP/ICMP
  *   ICMP errors      lib/icmp.h       translated when they quote a connection
- *   connection       lib/conntrack.h  forward or reverse entry, state timeouts
+ *   connection       lib/ct_table.h   one probe finds the forward or reverse
+ *                                     entry; lib/conntrack.h: state timeouts
  *   new connection   lib/sched.h      service lookup, real from the table
  *                    lib/conntrack.h  local IP and port, both entries stored
  *   next hop         lib/fib.h        FIB lookup (cached), unresolved: drop
@@ -143,19 +144,23 @@ static __always_inline long pick_real(const struct service *svc,
 }
 
 /* new_connection schedules a real, takes a local IP and port and stores
- * both entries; the forward one is copied to fwd for the first packet. */
+ * both entries; p is the probe for the forward key, e the live entry it
+ * found if any (a closing connection whose key a new one reuses, or one
+ * that lost its reverse entry), whose slot is then taken over. On
+ * XLB_CONTINUE, p->slot is the new forward entry's slot. */
 static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
-				     struct ct6_entry *fwd, const __u8 family)
+				     struct ct_probe *p, struct ct_entry *e,
+				     const __u8 family)
 {
 	__u32 now = pkt->now;
 	const struct xlb_tuple *t = &pkt->tuple;
-	struct ct6_entry rev;
-	struct sched_cursor *cursor;
+	struct ct_entry entry = {}, *fwd_slot, *rev_slot;
 	__u32 real_id, laddr_id, slot;
+	struct sched_cursor *cursor;
+	struct ct_scratch *scratch;
+	struct lport_req *req;
 	struct laddr *laddr;
 	struct real *real;
-	union ct_key key;
-	__be16 rport, lport;
 	__u8 state;
 	long picked;
 
@@ -164,8 +169,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	if (t->proto == IPPROTO_TCP &&
 	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
 			       XLB_TCP_FIN)) != XLB_TCP_SYN) {
-		/* without even an expired entry: it was evicted or flushed
-		 * (or never there: a scan, a stray segment) */
+		/* without even an expired entry: it was flushed (or never
+		 * there: a scan, a stray segment) */
 		if (pkt->ct_miss)
 			count_ct(family, CT_STAT_MISS_FORWARD);
 		return count_drop(DROP_TCP_NOT_SYN);
@@ -177,7 +182,6 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	real = bpf_map_lookup_elem(&reals, &real_id);
 	if (!real)
 		return count_drop(DROP_NO_REAL);
-	rport = real->port ? real->port : t->dport;
 
 	cursor = bpf_map_lookup_elem(&sched_cursors, &svc->id);
 	if (!cursor || svc->laddr_count == 0)
@@ -190,50 +194,85 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	if (!laddr || laddr->family != family)
 		return count_drop(DROP_NO_LADDR);
 
+	/* a full table refuses the new connection, never evicts a live one */
+	if (e) {
+		fwd_slot = ct_claim(e, now, true) ? e : NULL;
+	} else {
+		xlb_ct_claim_free(p, now, family);
+		fwd_slot = ct_slot(p->slot, family);
+	}
+	if (!fwd_slot) {
+		count_ct(family, CT_STAT_FULL);
+		return count_drop(DROP_CONN_TABLE_FULL);
+	}
+	scratch = ct_scratch_of();
+	if (!scratch) {
+		ct_release(fwd_slot);
+		return XDP_ABORTED;
+	}
+	req = (struct lport_req *)scratch->lport;
+	__builtin_memset(req, 0, sizeof(*req));
+	req->laddr = laddr->addr;
+	req->real = real->addr;
+	req->laddr_id = laddr_id;
+	req->rport = real->port ? real->port : t->dport;
+	req->proto = t->proto;
+	req->family = family;
+	xlb_lport_alloc(req, now);
+	rev_slot = ct_slot(req->slot, family);
+	if (!req->port || !rev_slot) {
+		ct_release(fwd_slot);
+		if (!req->full)
+			return count_drop(DROP_NO_LPORT);
+		count_ct(family, CT_STAT_FULL);
+		return count_drop(DROP_CONN_TABLE_FULL);
+	}
+
+	/* the reverse entry first: a reply may come before the next
+	 * packet of the client, never before this one is forwarded */
 	state = ct_initial_state(pkt);
-	ct_entry_set(&rev, family, &t->src, t->sport, state, CT_F_REVERSE,
-		     svc->id, real_id, now);
-	lport = lport_alloc(laddr_id, family, &laddr->addr, &real->addr, rport,
-			    t->proto, &rev, now, &key);
-	if (!lport)
-		return count_drop(DROP_NO_LPORT);
-	ct_entry_set(fwd, family, &laddr->addr, lport, state,
-		     svc->persist_timeout ? CT_F_PERSIST : 0, svc->id, real_id,
-		     now);
-	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
-		   t->proto);
-	if (ct_store(&key, family, fwd, BPF_ANY))
-		return count_drop(DROP_CT_FULL);
-	/* a new key, or one replacing an expired or closing entry */
-	if (pkt->ct_miss)
-		count_ct(family, CT_STAT_INSERTS);
+	entry.last_seen = now;
+	entry.state = state;
+	entry.flags = CT_F_REVERSE;
+	entry.svc_id = svc->id;
+	entry.real_id = real_id;
+	entry.port = t->sport;
+	entry.peer = p->slot;
+	ct_publish(rev_slot, &req->key, &entry, &t->src, family);
+
+	entry.flags = svc->persist_timeout ? CT_F_PERSIST : 0;
+	entry.port = req->port;
+	entry.peer = req->slot;
+	ct_publish(fwd_slot, &p->key, &entry, &laddr->addr, family);
+	/* two entries written (new slots, or expired ones taken over) */
+	count_ct(family, CT_STAT_INSERTS);
+	count_ct(family, CT_STAT_INSERTS);
 	return XLB_CONTINUE;
 }
 
 /* process_flow handles a parsed TCP or UDP packet of one family. The
  * family is a constant at every call, so the verifier follows each
- * family's path on its own (see ct_lookup). The stages are separate
+ * family's path on its own (see ct_table.h). The stages are separate
  * functions so that each has its own 512-byte stack. */
 static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 				   const __u8 family)
 {
 	const struct xlb_tuple *t = &pkt->tuple;
-	struct ct6_entry new_entry;
+	struct ct_probe probe = {};
 	struct service *svc;
 	struct ct_entry *e;
-	union ct_key key;
 	__u32 flags;
 	int ret;
 
 	if (!dst_maybe_local(t))
 		return XDP_PASS;
 	pkt->now = ct_now();
-	ct_key_set(&key, family, &t->src, &t->dst, t->sport, t->dport,
+	ct_key_set(&probe.key, family, &t->src, &t->dst, t->sport, t->dport,
 		   t->proto);
-	e = ct_lookup(&key, family);
-	if (!e)
+	e = ct_find(&probe, pkt->now, family);
+	if (!probe.seen)
 		pkt->ct_miss = 1;
-	else if (!ct_expired(e, pkt->now) && !ct_reopens(e, pkt)) {
+	if (e && !ct_reopens(e, pkt)) {
 		if (e->flags & CT_F_REVERSE)
 			return reply_to_client(ctx, pkt, e, family);
 		ret = forward_to_real(ctx, pkt, e, false, family);
@@ -249,10 +288,13 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	svc = service_lookup(t);
 	if (!svc)
 		return XDP_PASS;
-	ret = new_connection(pkt, svc, &new_entry, family);
+	ret = new_connection(pkt, svc, &probe, e, family);
 	if (ret >= 0)
 		return ret;
-	return forward_to_real(ctx, pkt, &new_entry.ct, true, family);
+	e = ct_slot(probe.slot, family);
+	if (!e)
+		return XDP_ABORTED;
+	return forward_to_real(ctx, pkt, e, true, family);
 }
 
 static __always_inline int process(struct xdp_md *ctx, struct pkt *pkt)

@@ -1,31 +1,26 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Connection tracking for FullNAT. Each connection has two entries in the
- * shared LRU map of its family:
+ * table of its family (ct_table.h):
  *   forward {client, vip, cport, vport}  -> real, local IP and local port
  *   reverse {real, laddr, rport, lport}  -> client address and port
- * so that both directions are one lookup. Each entry keeps the TCP state
- * its own direction has seen and expires after that state's timeout; an
- * expired entry is treated as absent.
+ * so that either direction is one probe. Each entry names the other's slot
+ * (peer), keeps the TCP state its own direction has seen and expires after
+ * that state's timeout; an expired entry is treated as absent.
  *
  * Local ports come from this CPU's slice of the configured range, per local
- * IP, so CPUs never hand out the same port. A port is taken only when no
- * reverse entry holds {real, laddr, rport, lport}, counting an entry as
- * holding it for XLB_CT_HOLD_PERIOD past its timeout: the forward entry
- * refreshes the reverse one at least that often, so no two live
- * connections ever share that tuple.
+ * IP, so CPUs never hand out the same port. A port is taken only when the
+ * home pair of its reverse key has a free slot and holds no entry of that
+ * key, counting an entry as holding it for XLB_CT_HOLD_PERIOD past its
+ * timeout: the forward entry refreshes the reverse one at least that often,
+ * so no two live connections ever share {real, laddr, rport, lport}.
  */
 #ifndef XLB_CONNTRACK_H
 #define XLB_CONNTRACK_H
 
+#include "ct_table.h"
 #include "maps.h"
 #include "parse.h"
-
-/* A key of either connection map. */
-union ct_key {
-	struct ct4_key v4;
-	struct ct6_key v6;
-};
 
 static __always_inline __u32 ct_now(void)
 {
@@ -52,78 +47,6 @@ static __always_inline void ct_key_set(union ct_key *k, __u8 family,
 	k->v6.sport = sport;
 	k->v6.dport = dport;
 	k->v6.proto = proto;
-}
-
-/* ct_lookup returns the entry of key k; IPv6 entries begin with the same
- * struct ct_entry, the IPv6 address follows it.
- *
- * Functions that take "const __u8 family" must be called with a constant:
- * the entry points specialise the whole path per family, so the verifier
- * never sees an IPv4 entry read as an IPv6 one. */
-static __always_inline struct ct_entry *ct_lookup(const union ct_key *k,
-						  __u8 family)
-{
-	if (family == XLB_AF_INET)
-		return bpf_map_lookup_elem(&ct4, &k->v4);
-	return bpf_map_lookup_elem(&ct6, &k->v6);
-}
-
-/* ct_store writes an entry; flags BPF_ANY or BPF_NOEXIST. */
-static __always_inline long ct_store(const union ct_key *k, __u8 family,
-				     const struct ct6_entry *e, __u64 flags)
-{
-	if (family == XLB_AF_INET)
-		return bpf_map_update_elem(&ct4, &k->v4, &e->ct, flags);
-	return bpf_map_update_elem(&ct6, &k->v6, e, flags);
-}
-
-/* ct_addr reads the address an entry stores (local IP or client). */
-static __always_inline void ct_addr(const struct ct_entry *e, __u8 family,
-				    struct xlb_addr *addr)
-{
-	if (family == XLB_AF_INET) {
-		__builtin_memset(addr, 0, sizeof(*addr));
-		addr->w[0] = e->addr4;
-		return;
-	}
-	__builtin_memcpy(addr->w, ((const struct ct6_entry *)e)->addr6,
-			 sizeof(addr->w));
-}
-
-/* ct_entry_set fills a new entry; e->ct.addr4 or e->addr6 by family. */
-static __always_inline void ct_entry_set(struct ct6_entry *e, __u8 family,
-					 const struct xlb_addr *addr,
-					 __be16 port, __u8 state, __u8 flags,
-					 __u32 svc_id, __u32 real_id, __u32 now)
-{
-	__builtin_memset(e, 0, sizeof(*e));
-	e->ct.last_seen = now;
-	e->ct.state = state;
-	e->ct.flags = flags;
-	e->ct.svc_id = svc_id;
-	e->ct.real_id = real_id;
-	e->ct.port = port;
-	if (family == XLB_AF_INET)
-		e->ct.addr4 = addr->w[0];
-	else
-		__builtin_memcpy(e->addr6, addr->w, sizeof(e->addr6));
-}
-
-/* ct_expired_after tells whether an entry has been idle longer than its
- * state's timeout plus grace seconds. */
-static __always_inline bool ct_expired_after(const struct ct_entry *e,
-					     __u32 now, __u32 grace)
-{
-	__u32 state = e->state;
-
-	if (state >= CT_STATE_MAX)
-		return true;
-	return now - e->last_seen > xlb_cfg.timeouts[state] + grace;
-}
-
-static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
-{
-	return ct_expired_after(e, now, 0);
 }
 
 /* ct_count_reply_miss counts a packet that found no entry although it
@@ -190,10 +113,10 @@ static __always_inline void ct_track(struct ct_entry *e, const struct pkt *pkt,
 }
 
 /* ct_hold_reverse keeps a forward entry's reverse entry alive as long as
- * the forward one lives (called when ct_hold_due). It returns false when
- * the reverse entry is gone or belongs to another connection, so that the
- * flow is scheduled anew rather than sharing a local port with someone
- * else. */
+ * the forward one lives (called when ct_hold_due): the peer slot, read
+ * directly. It returns false when the reverse entry is gone or belongs to
+ * another connection, so that the flow is scheduled anew rather than
+ * sharing a local port with someone else. */
 static __always_inline bool ct_hold_reverse(const struct pkt *pkt,
 					    const struct ct_entry *fwd,
 					    const struct xlb_addr *real,
@@ -206,10 +129,13 @@ static __always_inline bool ct_hold_reverse(const struct pkt *pkt,
 	union ct_key key;
 	int i;
 
+	rev = ct_slot(fwd->peer, family);
+	if (!rev || (rev->flags & (CT_F_USED | CT_F_BUSY | CT_F_REVERSE)) !=
+			    (CT_F_USED | CT_F_REVERSE))
+		return false;
 	ct_addr(fwd, family, &laddr);
 	ct_key_set(&key, family, real, &laddr, rport, fwd->port, t->proto);
-	rev = ct_lookup(&key, family);
-	if (!rev || rev->port != t->sport)
+	if (!ct_key_is(rev, &key, family) || rev->port != t->sport)
 		return false;
 	ct_addr(rev, family, &client);
 #pragma unroll
@@ -221,51 +147,115 @@ static __always_inline bool ct_hold_reverse(const struct pkt *pkt,
 	return true;
 }
 
-/* lport_alloc takes a free local port of laddr towards real:rport, stores
- * the reverse entry rev for it (key is scratch space) and returns the port
- * (network order), or 0 when every port probed is held by a live
- * connection. */
-static __always_inline __be16 lport_alloc(__u32 laddr_id, __u8 family,
-					  const struct xlb_addr *laddr,
-					  const struct xlb_addr *real,
-					  __be16 rport, __u8 proto,
-					  const struct ct6_entry *rev,
-					  __u32 now, union ct_key *key)
+/* ct_release gives back a slot claimed for an entry that is not to be:
+ * used (a probe may have to go past it) and expired. */
+static __always_inline void ct_release(struct ct_entry *slot)
+{
+	union ct_head h;
+
+	h.word = 0;
+	h.f.state = CT_STATE_MAX;
+	h.f.flags = CT_F_USED;
+	__sync_lock_test_and_set((__u64 *)slot, h.word);
+}
+
+#define LPORT_HELD -1 /* the pair holds the key: the port is taken */
+#define LPORT_FULL -2 /* the pair has no free slot */
+
+/* lport_pair_slot tells which slot of pair {home, home + 1} a reverse
+ * entry of key may take: 0 or 1 (the first free one), or LPORT_HELD when
+ * the pair holds key (live or within its hold), or LPORT_FULL. It writes
+ * nothing, so the verifier's paths through the allocator's loop merge. */
+static __always_inline int lport_pair_slot(const union ct_key *key, __u32 home,
+					   __u32 now, __u8 family)
+{
+	struct ct_entry *s0 = ct_slot(home, family);
+	struct ct_entry *s1 = ct_slot(home + 1, family);
+	union ct_head h0, h1;
+
+	if (!s0 || !s1)
+		return LPORT_FULL;
+	h0.word = *(volatile __u64 *)s0;
+	h1.word = *(volatile __u64 *)s1;
+	if (!ct_free(&h0, now) && ct_key_is(s0, key, family))
+		return LPORT_HELD;
+	if (!ct_free(&h1, now) && ct_key_is(s1, key, family))
+		return LPORT_HELD;
+	if (ct_free(&h0, now))
+		return 0;
+	if (ct_free(&h1, now))
+		return 1;
+	return LPORT_FULL;
+}
+
+/* A local port request: the connection's side towards the real in,
+ * the reverse key, its claimed slot and the port out. */
+struct lport_req {
+	union ct_key key; /* out: the reverse key */
+	struct xlb_addr laddr;
+	struct xlb_addr real;
+	__u32 laddr_id;
+	__u32 slot; /* out: the claimed slot of the reverse entry */
+	__be16 rport;
+	__be16 port; /* out: the local port, 0 when none had room */
+	__u8 proto;
+	__u8 family;
+	__u8 full; /* out: some port was refused for a full pair */
+	__u8 pad;
+};
+
+_Static_assert(sizeof(struct lport_req) <=
+		       sizeof(((struct ct_scratch *)0)->lport),
+	       "ct_scratch has no room for a local port request");
+
+/* xlb_lport_alloc takes a free local port of r->laddr towards
+ * r->real:r->rport and claims the slot of its reverse entry. r->port is 0
+ * when no port probed had room. A global function, as the probes are
+ * (ct_table.h). */
+__noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 {
 	__u32 ncpus = xlb_cfg.ncpus ? xlb_cfg.ncpus : 1;
 	__u32 min = xlb_cfg.lport_min, max = xlb_cfg.lport_max;
-	__u32 span, base, *cursor;
+	__u32 span, base, laddr_id, *cursor;
 	int i;
 
+	if (!r)
+		return 0;
+	r->port = 0;
+	r->full = 0;
+	r->slot = CT_NO_SLOT;
 	if (max < min)
 		return 0;
 	span = (max - min + 1) / ncpus;
 	if (span == 0)
 		return 0;
 	base = min + (bpf_get_smp_processor_id() % ncpus) * span;
+	laddr_id = r->laddr_id;
 	cursor = bpf_map_lookup_elem(&lport_cursors, &laddr_id);
 	if (!cursor)
 		return 0;
 
 	for (i = 0; i < XLB_LPORT_TRIES; i++) {
-		__be16 port = bpf_htons(base + *cursor % span);
-		struct ct_entry *held;
+		__be16 p = bpf_htons(base + *cursor % span);
+		struct ct_entry *s;
+		__u32 home;
+		int which;
 
 		*cursor = (*cursor + 1) % span;
-		ct_key_set(key, family, real, laddr, rport, port, proto);
-		/* a free port costs one update; a held one a lookup more */
-		if (!ct_store(key, family, rev, BPF_NOEXIST)) {
-			count_ct(family, CT_STAT_INSERTS);
-			return port;
-		}
-		held = ct_lookup(key, family);
-		if (held && !ct_expired_after(held, now, XLB_CT_HOLD_PERIOD))
+		ct_key_set(&r->key, r->family, &r->real, &r->laddr, r->rport, p,
+			   r->proto);
+		home = ct_home(&r->key, r->family);
+		which = lport_pair_slot(&r->key, home, now, r->family);
+		if (which == LPORT_FULL)
+			r->full = 1;
+		if (which < 0)
 			continue;
-		/* replaces an expired entry: no insert (unless it was
-		 * evicted since the first try, which goes uncounted) */
-		if (ct_store(key, family, rev, BPF_ANY))
-			return 0;
-		return port;
+		s = ct_slot(home + which, r->family);
+		if (!s || !ct_claim(s, now, false))
+			continue;
+		r->slot = home + which;
+		r->port = p;
+		return 0;
 	}
 	return 0;
 }

@@ -34,16 +34,36 @@
 #define XLB_MAX_LADDRS 256 /* local IPs over all services */
 #endif
 
-#ifndef XLB_CT4_ENTRIES
-#define XLB_CT4_ENTRIES 2097152 /* IPv4 entries: 2 per connection */
+/* Connection tables: slots per connection, as a fraction. Each connection
+ * takes two entries, and the tables keep them at most 5/8 full (at that
+ * load nearly every entry sits in the first 128 bytes of its probe; the
+ * Go owner sizes the tables with the same fraction). */
+#define XLB_CT_SLOTS_PER_CONN_NUM 16
+#define XLB_CT_SLOTS_PER_CONN_DEN 5
+
+#ifndef XLB_CT4_SLOTS
+#define XLB_CT4_SLOTS 3355444 /* 1048576 IPv4 connections (even) */
 #endif
 
 #ifndef XLB_PERSIST_ENTRIES
 #define XLB_PERSIST_ENTRIES 1048576 /* client prefixes of persistent services */
 #endif
 
-#ifndef XLB_CT6_ENTRIES
-#define XLB_CT6_ENTRIES 262144 /* IPv6 entries: 2 per connection */
+#ifndef XLB_CT6_SLOTS
+#define XLB_CT6_SLOTS 838862 /* 262144 IPv6 connections (even) */
+#endif
+
+#ifndef XLB_CT_PROBE
+/* slots a lookup reads at most from its home slot on: bounds the cost of
+ * a miss and of an insert (lib/ct_table.h) */
+#define XLB_CT_PROBE 16
+#endif
+
+#ifndef XLB_CT_REUSE_GRACE
+/* seconds an expired forward entry is kept past its timeout before a new
+ * connection may take its slot: a packet in flight on another CPU never
+ * reads a slot being rewritten */
+#define XLB_CT_REUSE_GRACE 2
 #endif
 
 #ifndef XLB_SCHED_TABLE_MAX

@@ -185,8 +185,9 @@ static __noinline int icmp_translate(struct xdp_md *ctx, struct pkt *pkt,
 	struct csum_delta icmp_d = {}, pseudo_d = {};
 	void *in_l3 = NULL, *in_l4 = NULL;
 	__u16 *icmp_check;
+	struct ct_scratch *scratch;
+	struct ct_probe *probe;
 	struct ct_entry *e;
-	union ct_key key;
 	__u8 *icmp;
 	int ret;
 
@@ -200,11 +201,16 @@ static __noinline int icmp_translate(struct xdp_md *ctx, struct pkt *pkt,
 		return ret;
 
 	/* the connection as a packet from the quote's destination sees it */
-	ct_key_set(&key, family, &inner.dst, &inner.src, inner.dport,
+	/* the probe lives off the stack: this frame is large already */
+	scratch = ct_scratch_of();
+	if (!scratch)
+		return XDP_ABORTED;
+	probe = (struct ct_probe *)scratch->probe;
+	ct_key_set(&probe->key, family, &inner.dst, &inner.src, inner.dport,
 		   inner.sport, inner.proto);
 	pkt->now = ct_now();
-	e = ct_lookup(&key, family);
-	if (!e || ct_expired(e, pkt->now))
+	e = ct_find(probe, pkt->now, family);
+	if (!e)
 		return XDP_PASS;
 	ret = icmp_views(e, &inner, &new_inner, &new_outer, family);
 	if (ret >= 0)

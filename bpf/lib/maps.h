@@ -122,23 +122,46 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } persist SEC(".maps");
 
-/* IPv4 connections: forward and reverse entry of each, shared by CPUs. */
+/* IPv4 connections: an open-addressed hash table of 64-byte slots, one
+ * entry per direction of each connection (lib/ct_table.h). An array, so a
+ * lookup is an inlined index and nothing is ever evicted; mmapable, so its
+ * slots start page aligned (and the daemon can read it without copies).
+ * The Go owner sizes it from the configured connections. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XLB_CT4_ENTRIES);
-	__type(key, struct ct4_key);
-	__type(value, struct ct_entry);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_CT4_SLOTS + XLB_CT_PROBE);
+	__type(key, __u32);
+	__type(value, struct ct4_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ct4 SEC(".maps");
 
-/* IPv6 connections, likewise. */
+/* IPv6 connections, likewise, in 128-byte slots. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, XLB_CT6_ENTRIES);
-	__type(key, struct ct6_key);
-	__type(value, struct ct6_entry);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XLB_CT6_SLOTS + XLB_CT_PROBE);
+	__type(key, __u32);
+	__type(value, struct ct6_slot);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } ct6 SEC(".maps");
+
+/* Per CPU: room off the stack for what the connection table's global
+ * functions are handed, for callers whose frames are large: a probe
+ * (struct ct_probe, ct_table.h) for ICMP errors, a local port request
+ * (struct lport_req, conntrack.h) for new connections. The BPF stack of a
+ * call chain is 512 bytes at most. */
+struct ct_scratch {
+	__u64 probe[6];
+	__u64 lport[12];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ct_scratch);
+} ct_scratch SEC(".maps");
 
 /* ifindex -> device, the redirect targets (the interfaces xlb owns). */
 struct {
@@ -267,6 +290,8 @@ struct xlb_config xlb_cfg = {
 	.lport_max = 65535,
 	.ncpus = 1,
 	.fib_cache_ttl = 1,
+	.ct4_slots = XLB_CT4_SLOTS,
+	.ct6_slots = XLB_CT6_SLOTS,
 };
 
 #endif /* XLB_MAPS_H */

@@ -128,11 +128,16 @@ enum ct_state {
 enum ct_flags {
 	CT_F_REVERSE = 0x1, /* entry of the real -> local IP direction */
 	CT_F_PERSIST = 0x2, /* forward entry of a persistent service's flow */
+	CT_F_USED = 0x4,    /* the slot holds or held an entry: a probe goes
+			     * past it (a slot never used ends a probe) */
+	CT_F_BUSY = 0x8,    /* a CPU that claimed the slot is writing it: no
+			     * lookup matches it until the flag clears */
 };
 
-/* Connection-table keys, one map per family so IPv4 entries stay small
- * (10M connections must fit 2 GiB). Forward: {client, vip, cport, vport};
- * reverse: {real, laddr, rport, lport}. */
+/* Connection-table keys, one table per family so IPv4 slots stay one
+ * cache line (10M connections must fit 2 GiB). Forward: {client, vip,
+ * cport, vport}; reverse: {real, laddr, rport, lport}. Padding is zero:
+ * keys are compared as whole 64-bit words. */
 struct ct4_key {
 	__be32 src;
 	__be32 dst;
@@ -151,25 +156,49 @@ struct ct6_key {
 	__u8 pad[3];
 };
 
-/* Connection-table value (16 bytes for IPv4). Both directions say what
- * the packet's peer address becomes: forward entries replace the source
- * with the local IP and port, reverse entries replace the destination with
- * the client's. The other side comes from reals[real_id] (forward) or
- * svc_vips[svc_id] (reverse). */
+/* What every slot begins with (16 bytes): the entry of one direction of a
+ * connection. Both directions say what the packet's peer address becomes:
+ * forward entries replace the source with the local IP and port, reverse
+ * entries replace the destination with the client's. The other side comes
+ * from reals[real_id] (forward) or svc_vips[svc_id] (reverse). The first 8
+ * bytes are one word to the data path: a CPU claims a slot by swapping it
+ * (compare-and-swap) and publishes the entry by writing it last. */
 struct ct_entry {
 	__u32 last_seen; /* seconds of the monotonic clock */
 	__u8 state;	 /* enum ct_state */
 	__u8 flags;	 /* CT_F_* */
 	__u16 svc_id;
 	__u16 real_id;
-	__be16 port;  /* forward: local port; reverse: client port */
-	__be32 addr4; /* forward: local IPv4; reverse: client IPv4 */
+	__be16 port; /* forward: local port; reverse: client port */
+	__u32 peer;  /* slot of the connection's entry of the other direction */
 };
 
-/* IPv6 connection-table value: the same, with the IPv6 address. */
-struct ct6_entry {
-	struct ct_entry ct;
-	__be32 addr6[4]; /* forward: local IPv6; reverse: client IPv6 */
+/* Per-connection room for what later features keep; zero until then. */
+struct ct_ext {
+	__u32 seq_delta;  /* SYN proxy: sequence-number offset */
+	__u16 owner_node; /* connection sync: the node that made the entry */
+	__u8 hdr_state;	  /* TOA / PROXY protocol: header sent or not */
+	__u8 pad;
+};
+
+/* One IPv4 slot: one 64-byte cache line (the map is BPF_F_MMAPABLE, so
+ * its values start page aligned and no slot straddles two lines). */
+struct ct4_slot {
+	struct ct_entry ct; /*  0: 16 bytes */
+	struct ct4_key key; /* 16: 16 bytes */
+	__be32 addr4;	    /* 32: forward: local IPv4; reverse: client */
+	__u32 pad;	    /* 36 */
+	struct ct_ext ext;  /* 40: 8 bytes */
+	__u32 reserved[4];  /* 48: 16 bytes, zero */
+};
+
+/* One IPv6 slot: two cache lines, one 128-byte pair. */
+struct ct6_slot {
+	struct ct_entry ct; /*  0: 16 bytes */
+	struct ct6_key key; /* 16: 40 bytes */
+	__be32 addr6[4];    /* 56: forward: local IPv6; reverse: client */
+	struct ct_ext ext;  /* 72: 8 bytes */
+	__u32 reserved[12]; /* 80: 48 bytes, zero */
 };
 
 /* Per-service and per-real counters (per CPU, summed by Go). "in" is the
@@ -196,9 +225,11 @@ enum xlb_drop_reason {
 	DROP_TTL_EXPIRED = 9,	/* TTL or hop limit would reach zero */
 	DROP_NO_REAL = 10,	/* service has no schedulable real */
 	DROP_NO_LADDR = 11,	/* FullNAT service without a usable local IP */
-	DROP_NO_LPORT = 12,	/* every local port of the range is in use */
-	DROP_CT_FULL = 13,	/* connection table update failed */
-	DROP_FIB = 14,		/* no route, or its interface is not attached */
+	DROP_NO_LPORT =
+		12, /* every local port probed is held towards the real */
+	DROP_CONN_TABLE_FULL =
+		13,    /* no free slot for a new connection's entries */
+	DROP_FIB = 14, /* no route, or its interface is not attached */
 	DROP_UDP_CSUM_ZERO = 15, /* UDP over IPv6 without checksum */
 	DROP_ICMP_INNER = 16,	 /* ICMP error quoting a malformed packet */
 	DROP_NO_NEIGH = 17,	 /* next hop not resolved: the daemon is told */
@@ -218,11 +249,13 @@ enum xlb_event {
 #define XLB_EVENT_SLOTS 16 /* event_stats slots, room to grow pinned */
 
 /* Connection-table counters of one family; index of ct_stats, IPv6 ones
- * XLB_CT_STAT_FAMILY_SLOTS further. The data path counts the first three.
- * The Go owner counts what it adds and deletes itself in slots the data
- * path never touches, so its writes lose no CPU's increment. Together they
- * tell how full the table is (inserts minus removals) and when it has
- * forgotten live connections (misses): docs/datapath.md. */
+ * XLB_CT_STAT_FAMILY_SLOTS further. The data path counts the first three
+ * and CT_STAT_FULL. The Go owner counts what it adds and deletes itself in
+ * slots the data path never touches, so its writes lose no CPU's
+ * increment. How full a table is comes from walking it (the data path
+ * reuses expired slots without counting them); the misses tell when a
+ * connection was lost, the refusals when the table was full:
+ * docs/datapath.md. */
 enum xlb_ct_stat {
 	CT_STAT_INSERTS = 0,	  /* entries the data path added */
 	CT_STAT_MISS_REPLY = 1,	  /* packet to a local IP's port range found
@@ -230,6 +263,8 @@ enum xlb_ct_stat {
 	CT_STAT_MISS_FORWARD = 2, /* TCP non-SYN to a service found no entry */
 	CT_STAT_CP_INSERTS = 3,	  /* entries the control plane added */
 	CT_STAT_CP_REMOVALS = 4,  /* entries the control plane deleted */
+	CT_STAT_FULL = 5,	  /* new connections refused: no free slot
+				   * (also the drop conn_table_full) */
 	CT_STAT_MAX,
 };
 
@@ -248,6 +283,10 @@ struct xlb_config {
 	__u16 lport_max;
 	__u32 ncpus;	     /* CPUs the local port range is split over */
 	__u32 fib_cache_ttl; /* seconds a next hop is reused; 0 = no cache */
+	/* slots of the IPv4 and IPv6 connection tables whose hash homes are
+	 * spread over (even; each map holds XLB_CT_PROBE slots more) */
+	__u32 ct4_slots;
+	__u32 ct6_slots;
 };
 
 /* fib_cache key and value: the next hop towards one destination. */

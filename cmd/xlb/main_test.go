@@ -55,7 +55,7 @@ func TestCommandLine(t *testing.T) {
 
 func TestDatapathCheck(t *testing.T) {
 	testenv.RequireRoot(t, "loads BPF programs")
-	out, err := run("--json", "datapath", "check", "--conn-entries", "4096")
+	out, err := run("--json", "datapath", "check", "--conns4", "4096")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,9 @@ func TestDatapathCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output is not JSON: %v: %s", err, out)
 	}
-	if !res.Loaded || res.ConnEntries != 4096 {
-		t.Errorf("got %+v, want a loaded data path with 4096 entries", res)
+	// 4096 connections: 13108 slots (16/5 per connection, even), and
+	// the probe's 16 past the last
+	if !res.Loaded || len(res.ConnTables) != 2 || res.ConnTables[0].Conns != 4096 || res.ConnTables[0].Slots != 13108+16 {
+		t.Errorf("got %+v, want a loaded data path with 4096 IPv4 connections in 13124 slots", res)
 	}
 }

@@ -4,19 +4,20 @@ package api
 
 import "time"
 
-// ConnTable is how full one connection table is and what it lost (one
-// address family; Stats.ConnTables). docs/datapath.md, "Connection
-// table", says how each figure is counted.
+// ConnTable is how full one connection table is, what it refused and
+// what it lost (one address family; Stats.ConnTables). docs/datapath.md,
+// "Connection table", says how each figure is counted.
 type ConnTable struct {
-	Family     string `json:"family"` // ipv4 | ipv6
-	MaxEntries uint32 `json:"max_entries"`
-	// Entries is what the table holds by the counters, inserts minus
-	// removals clamped to [0, max_entries]: live entries and expired ones
-	// the LRU has not evicted yet (nothing else removes them).
+	Family string `json:"family"` // ipv4 | ipv6
+	// MaxEntries is what the table is sized for: two entries for each
+	// connection of its configured size.
+	MaxEntries uint64 `json:"max_entries"`
+	// Entries is what the last walk of the table found: live entries and
+	// expired ones whose slots no new entry has taken yet.
 	Entries uint64 `json:"entries"`
 	// LiveEntries estimates the entries within their timeout: the last
 	// walk of the table (LiveCountedAt) plus the inserts since, minus the
-	// removals since. Without a walk yet it is Entries.
+	// removals since.
 	LiveEntries uint64 `json:"live_entries"`
 	// Occupancy is LiveEntries / MaxEntries, the figure the daemon warns
 	// about above 0.9.
@@ -26,10 +27,9 @@ type ConnTable struct {
 	// and deleted by xlb (flushes, health checks' on_fail: reset).
 	Inserts  uint64 `json:"inserts"`
 	Removals uint64 `json:"removals"`
-	// Evictions estimates the entries the kernel's LRU evicted to make
-	// room: inserts minus removals minus what the last walk found (or, at
-	// least, minus max_entries).
-	Evictions uint64 `json:"evictions"`
+	// Refused counts new connections refused for want of a free slot
+	// (the drop conn_table_full): the table never evicts a live one.
+	Refused uint64 `json:"refused"`
 	// ReplyMisses counts replies to a local IP and port that found no
 	// entry; ForwardMisses TCP segments other than a SYN to a service
 	// that found none. Either means the table had lost the connection.

@@ -14,20 +14,21 @@ import (
 	"github.com/xlb-dev/xlb/internal/datapath"
 )
 
-// The connection tables' watch. The kernel's LRU evicts an entry to make
-// room for a new one without telling anyone, live connection or not. The
-// watch reads the tables' counters every tick and walks the tables now
-// and then, so that it knows how many entries are live (the counters
-// alone cannot tell: nothing deletes an expired entry, so a table that
-// has seen its size in entries stays full of them). It logs a warning
-// when the live entries pass connTableWarnAbove of a table, once, and
+// The connection tables' watch. A table never evicts: a full one refuses
+// new connections (counted) and keeps the established ones. The data
+// path reuses an expired entry's slot without telling anyone, so the
+// counters cannot say how full a table is; the watch reads them every
+// tick and walks the tables now and then (a walk reads the table's own
+// mapping) to count the live entries. It logs a warning when the live
+// entries pass connTableWarnAbove of what a table is sized for, once, and
 // again only after they fell below connTableClearBelow.
 const (
 	connTableTick = 10 * time.Second // counters read, warning checked
-	// A walk reads every entry: about a second of one CPU for two
-	// million. Walks are connTableWalkEvery apart at least, and at least
-	// connTableWalkShare times as long as the last one took, so that they
-	// never take more than 2% of one CPU however large the tables.
+	// A walk reads the first word of every slot: tens of milliseconds
+	// per million slots. Walks are connTableWalkEvery apart at least, and
+	// at least connTableWalkShare times as long as the last one took, so
+	// that they never take more than 2% of one CPU however large the
+	// tables.
 	connTableWalkEvery  = time.Minute
 	connTableWalkShare  = 50
 	connTableWarnAbove  = 0.90
@@ -52,7 +53,6 @@ type tableWatch struct {
 	walkedAt          time.Time // zero: never walked
 	walk              datapath.ConnTableCount
 	inserts, removals uint64 // the counters when it walked
-	evictions         uint64 // the largest estimate so far (a counter)
 	warned            bool   // above connTableWarnAbove, not yet below connTableClearBelow
 }
 
@@ -69,22 +69,17 @@ func (w *connTableWatch) table(family string) *tableWatch {
 }
 
 // walked records a walk of the table and the counters read just before
-// it. What the counters say was added and not removed, but the walk did
-// not find, the LRU evicted.
+// it.
 func (t *tableWatch) walked(s datapath.ConnTableStats, c datapath.ConnTableCount, at time.Time) {
 	t.walkedAt, t.walk, t.inserts, t.removals = at, c, s.Inserts, s.Removals
-	if held := s.Removals + c.Entries; s.Inserts > held {
-		t.evictions = max(t.evictions, s.Inserts-held)
-	}
 }
 
 // view is the table as the API shows it: the counters, with the live
 // entries of the last walk moved on by the inserts and removals since.
 func (t *tableWatch) view(s datapath.ConnTableStats) api.ConnTable {
-	v := api.ConnTable{Family: s.Family, MaxEntries: s.MaxEntries, Entries: s.Entries(),
-		Inserts: s.Inserts, Removals: s.Removals, Evictions: max(t.evictions, s.EvictedAtLeast()),
+	v := api.ConnTable{Family: s.Family, MaxEntries: s.MaxEntries, Entries: t.walk.Entries,
+		Inserts: s.Inserts, Removals: s.Removals, Refused: s.Refused,
 		ReplyMisses: s.ReplyMisses, ForwardMisses: s.ForwardMisses}
-	v.LiveEntries = v.Entries
 	if !t.walkedAt.IsZero() {
 		at := t.walkedAt
 		v.LiveCountedAt = &at
@@ -143,11 +138,11 @@ func (w *connTableWatch) check(src connTableSource, walk bool, log *slog.Logger,
 		}
 		v := t.view(s)
 		attrs := []any{"family", v.Family, "live_entries", v.LiveEntries, "max_entries", v.MaxEntries,
-			"occupancy", v.Occupancy, "evictions", v.Evictions, "misses", v.ReplyMisses + v.ForwardMisses}
+			"occupancy", v.Occupancy, "refused", v.Refused, "misses", v.ReplyMisses + v.ForwardMisses}
 		switch t.crossed(v.Occupancy) {
 		case 1:
-			log.Warn("connection table above 90% full: once full, each new connection evicts the least recently "+
-				"used entry, a live connection's too (docs/operator-guide.md, Connection table full)", attrs...)
+			log.Warn("connection table above 90% full: once full, new connections are refused (dropped as "+
+				"conn_table_full) and the established ones kept (docs/operator-guide.md, Connection table full)", attrs...)
 		case -1:
 			log.Info("connection table back below 80% full", attrs...)
 		}
@@ -194,7 +189,7 @@ func (d *Daemon) connTableLoop(ctx context.Context) {
 // connTableMetrics are the tables' Prometheus metrics, labelled by family.
 type connTableMetrics struct {
 	maxEntries, entries, live, occupancy *prometheus.Desc
-	inserts, removals, evictions, misses *prometheus.Desc
+	inserts, removals, refused, misses   *prometheus.Desc
 }
 
 func newConnTableMetrics() connTableMetrics {
@@ -202,22 +197,22 @@ func newConnTableMetrics() connTableMetrics {
 		return prometheus.NewDesc("xlb_conntrack_"+name, help, append([]string{"family"}, labels...), nil)
 	}
 	return connTableMetrics{
-		maxEntries: desc("max_entries", "Size of the connection table (two entries per connection)."),
-		entries: desc("entries", "Entries the connection table holds by its counters (inserts minus removals, "+
-			"at most its size): live ones and expired ones the LRU has not evicted yet."),
+		maxEntries: desc("max_entries", "Entries the connection table is sized for: two per connection of its configured size."),
+		entries: desc("entries", "Entries the connection table held at its last walk, live ones and expired ones "+
+			"whose slots no new entry has taken yet."),
 		live: desc("live_entries", "Entries within their timeout: the last walk of the table (every minute or "+
 			"less often) plus the inserts since, minus the removals since."),
 		occupancy: desc("occupancy_ratio", "Live entries over the table's size; the daemon warns above 0.9."),
 		inserts:   desc("inserts_total", "Entries added to the connection table, two per new connection."),
 		removals:  desc("removals_total", "Entries xlb deleted itself (connection flushes, on_fail: reset)."),
-		evictions: desc("evictions_total", "Estimated entries the kernel's LRU evicted to make room for new ones."),
+		refused:   desc("refused_total", "New connections refused for want of a free slot (dropped as conn_table_full)."),
 		misses: desc("misses_total", "Packets that found no entry where their connection's should be: "+
 			"direction reply (to a local IP's port range) or forward (TCP other than a SYN to a service).", "direction"),
 	}
 }
 
 func (m connTableMetrics) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.maxEntries, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.evictions, m.misses} {
+	for _, d := range []*prometheus.Desc{m.maxEntries, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.refused, m.misses} {
 		ch <- d
 	}
 }
@@ -234,7 +229,7 @@ func (m connTableMetrics) collect(ch chan<- prometheus.Metric, tables []api.Conn
 		metric(m.occupancy, prometheus.GaugeValue, t.Occupancy, f)
 		metric(m.inserts, prometheus.CounterValue, float64(t.Inserts), f)
 		metric(m.removals, prometheus.CounterValue, float64(t.Removals), f)
-		metric(m.evictions, prometheus.CounterValue, float64(t.Evictions), f)
+		metric(m.refused, prometheus.CounterValue, float64(t.Refused), f)
 		metric(m.misses, prometheus.CounterValue, float64(t.ReplyMisses), f, "reply")
 		metric(m.misses, prometheus.CounterValue, float64(t.ForwardMisses), f, "forward")
 	}

@@ -32,12 +32,6 @@ func (f *fakeTables) ConnTableStats() ([]datapath.ConnTableStats, error) {
 
 func (f *fakeTables) CountConnEntries() ([]datapath.ConnTableCount, error) { return f.walk, nil }
 
-// table is IPv4 counters of a 100-entry table holding n entries (by the
-// counters: 1000 inserts, 1000-n removals).
-func table(n uint64) datapath.ConnTableStats {
-	return datapath.ConnTableStats{Family: datapath.FamilyIPv4, MaxEntries: 100, Inserts: 1000, Removals: 1000 - n}
-}
-
 func TestConnTableView(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
@@ -46,26 +40,25 @@ func TestConnTableView(t *testing.T) {
 		stats datapath.ConnTableStats
 		want  api.ConnTable
 	}{
-		{name: "no walk: the counters' entries are live",
-			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 60, Removals: 10, ReplyMisses: 3, ForwardMisses: 4},
-			want: api.ConnTable{Family: "ipv4", MaxEntries: 100, Entries: 50, LiveEntries: 50, Occupancy: 0.5,
-				Inserts: 60, Removals: 10, ReplyMisses: 3, ForwardMisses: 4}},
-		{name: "no walk, overfilled: clamped, the excess evicted",
-			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 250, Removals: 10},
-			want:  api.ConnTable{Family: "ipv4", MaxEntries: 100, Entries: 100, LiveEntries: 100, Occupancy: 1, Inserts: 250, Removals: 10, Evictions: 140}},
-		{name: "more removals than inserts: empty",
-			stats: datapath.ConnTableStats{Family: "ipv6", MaxEntries: 100, Inserts: 5, Removals: 8},
-			want:  api.ConnTable{Family: "ipv6", MaxEntries: 100, Inserts: 5, Removals: 8}},
+		{name: "no walk yet: the counters alone, nothing known live",
+			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 60, Removals: 10, Refused: 2, ReplyMisses: 3, ForwardMisses: 4},
+			want: api.ConnTable{Family: "ipv4", MaxEntries: 100,
+				Inserts: 60, Removals: 10, Refused: 2, ReplyMisses: 3, ForwardMisses: 4}},
 		{name: "a walk: its live entries, moved on by the counters since",
 			walk:  &datapath.ConnTableCount{Family: "ipv4", Entries: 100, Live: 40},
 			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 530, Removals: 15},
 			want: api.ConnTable{Family: "ipv4", MaxEntries: 100, Entries: 100, LiveEntries: 65, Occupancy: 0.65, LiveCountedAt: &at,
-				Inserts: 530, Removals: 15, Evictions: 415}},
+				Inserts: 530, Removals: 15}},
+		{name: "a walk, then more inserts than room: at most the size",
+			walk:  &datapath.ConnTableCount{Family: "ipv4", Entries: 100, Live: 90},
+			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 530, Removals: 10, Refused: 9},
+			want: api.ConnTable{Family: "ipv4", MaxEntries: 100, Entries: 100, LiveEntries: 100, Occupancy: 1, LiveCountedAt: &at,
+				Inserts: 530, Removals: 10, Refused: 9}},
 		{name: "a walk, then more removals than live entries: none live",
 			walk:  &datapath.ConnTableCount{Family: "ipv4", Entries: 100, Live: 2},
 			stats: datapath.ConnTableStats{Family: "ipv4", MaxEntries: 100, Inserts: 500, Removals: 20},
 			want: api.ConnTable{Family: "ipv4", MaxEntries: 100, Entries: 100, LiveCountedAt: &at,
-				Inserts: 500, Removals: 20, Evictions: 390}},
+				Inserts: 500, Removals: 20}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var tw tableWatch
@@ -91,33 +84,30 @@ func TestConnTableWarning(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logged, nil))
 	var w connTableWatch
 	src := &fakeTables{}
+	stats := []datapath.ConnTableStats{{Family: datapath.FamilyIPv4, MaxEntries: 100, Inserts: 1000}}
 	for i, step := range []struct {
-		entries uint64 // by the counters, of 100
-		walk    *datapath.ConnTableCount
-		want    string // the level and message logged, "" for nothing
+		live uint64 // what a walk finds, of 100
+		walk bool   // the check walks (else the last walk stands)
+		want string // the level and message logged, "" for nothing
 	}{
-		{entries: 50},
-		{entries: 90}, // not above 90%
-		{entries: 91, want: "level=WARN msg=\"connection table above 90% full"},
-		{entries: 99},
-		{entries: 85}, // below 90%, not below 80%: still warned
-		{entries: 95},
-		{entries: 79, want: "level=INFO msg=\"connection table back below 80% full\""},
-		{entries: 80},
-		{entries: 100, want: "level=WARN"},
-		// a walk finds most entries expired: below 80% again
-		{entries: 100, walk: &datapath.ConnTableCount{Family: "ipv4", Entries: 100, Live: 30}, want: "level=INFO"},
-		{entries: 100},
+		{live: 50, walk: true},
+		{live: 90, walk: true}, // not above 90%
+		{live: 91, walk: true, want: "level=WARN msg=\"connection table above 90% full"},
+		{live: 99, walk: true},
+		{live: 85, walk: true}, // below 90%, not below 80%: still warned
+		{live: 95, walk: true},
+		{live: 79, walk: true, want: "level=INFO msg=\"connection table back below 80% full\""},
+		{live: 80, walk: true},
+		{live: 100, walk: true, want: "level=WARN"},
+		{live: 30}, // no walk: the last one stands
+		{live: 30, walk: true, want: "level=INFO"},
 	} {
 		logged.Reset()
-		src.stats, src.walk = []datapath.ConnTableStats{table(step.entries)}, nil
-		if step.walk != nil {
-			src.walk = []datapath.ConnTableCount{*step.walk}
-		}
-		w.check(src, step.walk != nil, log, time.Now())
+		src.stats, src.walk = stats, []datapath.ConnTableCount{{Family: "ipv4", Entries: 100, Live: step.live}}
+		w.check(src, step.walk, log, time.Now())
 		out := logged.String()
 		if (step.want == "") != (out == "") || !strings.Contains(out, step.want) {
-			t.Fatalf("step %d (%d entries): logged %q, want %q", i, step.entries, out, step.want)
+			t.Fatalf("step %d (%d live): logged %q, want %q", i, step.live, out, step.want)
 		}
 		if step.want != "" && !strings.Contains(out, "family=ipv4") {
 			t.Errorf("step %d: the log does not name the table: %q", i, out)
@@ -137,21 +127,17 @@ type tablesCounters struct{ fakeCounters }
 func (tablesCounters) Stats() (api.Stats, error) {
 	return api.Stats{ConnTables: []api.ConnTable{
 		{Family: "ipv4", MaxEntries: 200, Entries: 150, LiveEntries: 100, Occupancy: 0.5,
-			Inserts: 300, Removals: 150, Evictions: 7, ReplyMisses: 3, ForwardMisses: 2},
+			Inserts: 300, Removals: 150, Refused: 7, ReplyMisses: 3, ForwardMisses: 2},
 		{Family: "ipv6", MaxEntries: 100},
 	}}, nil
 }
 
 func TestConnTableMetrics(t *testing.T) {
 	const want = `
-# HELP xlb_conntrack_entries Entries the connection table holds by its counters (inserts minus removals, at most its size): live ones and expired ones the LRU has not evicted yet.
+# HELP xlb_conntrack_entries Entries the connection table held at its last walk, live ones and expired ones whose slots no new entry has taken yet.
 # TYPE xlb_conntrack_entries gauge
 xlb_conntrack_entries{family="ipv4"} 150
 xlb_conntrack_entries{family="ipv6"} 0
-# HELP xlb_conntrack_evictions_total Estimated entries the kernel's LRU evicted to make room for new ones.
-# TYPE xlb_conntrack_evictions_total counter
-xlb_conntrack_evictions_total{family="ipv4"} 7
-xlb_conntrack_evictions_total{family="ipv6"} 0
 # HELP xlb_conntrack_inserts_total Entries added to the connection table, two per new connection.
 # TYPE xlb_conntrack_inserts_total counter
 xlb_conntrack_inserts_total{family="ipv4"} 300
@@ -160,7 +146,7 @@ xlb_conntrack_inserts_total{family="ipv6"} 0
 # TYPE xlb_conntrack_live_entries gauge
 xlb_conntrack_live_entries{family="ipv4"} 100
 xlb_conntrack_live_entries{family="ipv6"} 0
-# HELP xlb_conntrack_max_entries Size of the connection table (two entries per connection).
+# HELP xlb_conntrack_max_entries Entries the connection table is sized for: two per connection of its configured size.
 # TYPE xlb_conntrack_max_entries gauge
 xlb_conntrack_max_entries{family="ipv4"} 200
 xlb_conntrack_max_entries{family="ipv6"} 100
@@ -174,14 +160,18 @@ xlb_conntrack_misses_total{direction="reply",family="ipv6"} 0
 # TYPE xlb_conntrack_occupancy_ratio gauge
 xlb_conntrack_occupancy_ratio{family="ipv4"} 0.5
 xlb_conntrack_occupancy_ratio{family="ipv6"} 0
+# HELP xlb_conntrack_refused_total New connections refused for want of a free slot (dropped as conn_table_full).
+# TYPE xlb_conntrack_refused_total counter
+xlb_conntrack_refused_total{family="ipv4"} 7
+xlb_conntrack_refused_total{family="ipv6"} 0
 # HELP xlb_conntrack_removals_total Entries xlb deleted itself (connection flushes, on_fail: reset).
 # TYPE xlb_conntrack_removals_total counter
 xlb_conntrack_removals_total{family="ipv4"} 150
 xlb_conntrack_removals_total{family="ipv6"} 0
 `
-	names := []string{"xlb_conntrack_entries", "xlb_conntrack_evictions_total", "xlb_conntrack_inserts_total",
+	names := []string{"xlb_conntrack_entries", "xlb_conntrack_inserts_total",
 		"xlb_conntrack_live_entries", "xlb_conntrack_max_entries", "xlb_conntrack_misses_total",
-		"xlb_conntrack_occupancy_ratio", "xlb_conntrack_removals_total"}
+		"xlb_conntrack_occupancy_ratio", "xlb_conntrack_refused_total", "xlb_conntrack_removals_total"}
 	c := newCollector(tablesCounters{})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ package datapath
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -13,13 +14,13 @@ import (
 )
 
 // How full the connection tables are (docs/datapath.md, "Connection
-// table"). The kernel's LRU evicts an entry to make room for a new one
-// without telling anyone, so the tables are watched from their counters
-// (ct_stats): the data path counts the entries it adds and the packets
-// that find no entry where their connection's should be (misses); this
-// file counts the entries the control plane adds and deletes itself.
-// Nothing else deletes entries: an expired one stays until the LRU
-// evicts it or a new connection of the same key replaces it.
+// table"). The data path counts the entries it writes, the new
+// connections it refuses for want of a free slot and the packets that
+// find no entry where their connection's should be (misses); this file
+// counts the entries the control plane writes and gives back itself. The
+// data path reuses an expired entry's slot without a count, so how many
+// entries a table holds comes from walking it (CountConnEntries), which
+// reads the table's own mapping.
 
 // Connection-table families, as the counters, the metrics and the API
 // name them.
@@ -30,18 +31,21 @@ const (
 
 // ConnTableStats are the counters of one connection table, summed over
 // the CPUs. They count from the creation of the pinned ct_stats map and
-// are not zeroed with the other counters (ZeroCounters): occupancy is
-// computed from them.
+// are not zeroed with the other counters (ZeroCounters).
 type ConnTableStats struct {
-	Family     string // FamilyIPv4 or FamilyIPv6
-	MaxEntries uint32 // the table's size (two entries per connection)
-	// Inserts counts the entries added: by the data path, two for each
-	// new connection (fewer when one replaces an expired entry of the
-	// same key), and by PutConns.
+	Family string // FamilyIPv4 or FamilyIPv6
+	// MaxEntries is what the table is sized for: two entries for each
+	// connection of its configured size.
+	MaxEntries uint64
+	// Inserts counts the entries written: by the data path, two for each
+	// new connection, and by PutConns.
 	Inserts uint64
-	// Removals counts the entries the control plane deleted
+	// Removals counts the entries the control plane gave back
 	// (FlushConns, FlushRealConns).
 	Removals uint64
+	// Refused counts the new connections the data path refused because
+	// the table had no free slot for an entry (the drop conn_table_full).
+	Refused uint64
 	// ReplyMisses counts packets to a local IP, at a port of the local
 	// port range, that found no entry at all: replies of a connection the
 	// table no longer holds. ForwardMisses counts TCP segments other than
@@ -49,25 +53,6 @@ type ConnTableStats struct {
 	// tcp_not_syn). An expired entry is not a miss.
 	ReplyMisses   uint64
 	ForwardMisses uint64
-}
-
-// Entries is how many entries the table holds by its counters: inserts
-// minus removals, clamped to [0, MaxEntries]. Live and expired entries
-// alike: an expired entry leaves only when the LRU evicts it.
-func (s ConnTableStats) Entries() uint64 {
-	if s.Removals >= s.Inserts {
-		return 0
-	}
-	return min(s.Inserts-s.Removals, uint64(s.MaxEntries))
-}
-
-// EvictedAtLeast is how many entries the LRU must have evicted: the
-// inserts that found the table full by the counters.
-func (s ConnTableStats) EvictedAtLeast() uint64 {
-	if s.Removals >= s.Inserts {
-		return 0
-	}
-	return s.Inserts - s.Removals - s.Entries()
 }
 
 // ctFamilies are the connection-table families in ct_stats order.
@@ -91,20 +76,14 @@ func (d *Datapath) ConnTableStats() ([]ConnTableStats, error) {
 				return nil, err
 			}
 		}
-		out[i] = ConnTableStats{Family: fam, MaxEntries: d.ctMap(i).MaxEntries(),
+		out[i] = ConnTableStats{Family: fam, MaxEntries: 2 * uint64(d.conns[i]),
 			Inserts:       n[xlbXlbCtStatCT_STAT_INSERTS] + n[xlbXlbCtStatCT_STAT_CP_INSERTS],
 			Removals:      n[xlbXlbCtStatCT_STAT_CP_REMOVALS],
+			Refused:       n[xlbXlbCtStatCT_STAT_FULL],
 			ReplyMisses:   n[xlbXlbCtStatCT_STAT_MISS_REPLY],
 			ForwardMisses: n[xlbXlbCtStatCT_STAT_MISS_FORWARD]}
 	}
 	return out, nil
-}
-
-func (d *Datapath) ctMap(i int) *ebpf.Map {
-	if i == 0 {
-		return d.objs.Ct4
-	}
-	return d.objs.Ct6
 }
 
 // sumSlot reads one slot of a per-CPU counter map, summed over the CPUs.
@@ -149,97 +128,77 @@ type ConnTableCount struct {
 	Live    uint64 // entries idle no longer than their state's timeout
 }
 
-// CountConnEntries walks both connection tables and counts their
-// entries, live and all. It reads every entry (32 bytes each for IPv4,
-// 56 for IPv6) in batches of connBatch: about as costly as Status, which
-// walks the same way, about a second of one CPU for two million entries.
-// Call it seldom.
+// CountConnEntries reads both connection tables and counts their
+// entries, live and all. It reads the first 8 bytes of every slot through
+// the table's mapping: about 30 ms per million slots. Call it seldom.
 func (d *Datapath) CountConnEntries() ([]ConnTableCount, error) {
 	now, err := monotonicSeconds()
 	if err != nil {
 		return nil, err
 	}
-	settings := d.Settings()
-	var timeouts [xlbCtStateCT_STATE_MAX]uint32
-	for st := range timeouts {
-		timeouts[st] = uint32(settings.Timeout(loadbalancer.ConnState(st)) / time.Second)
-	}
-	count := func(c *ConnTableCount, e xlbCtEntry) {
-		c.Entries++
-		if int(e.State) < len(timeouts) && now-e.LastSeen <= timeouts[e.State] {
-			c.Live++
-		}
-	}
+	timeouts := d.timeouts()
 	out := []ConnTableCount{{Family: FamilyIPv4}, {Family: FamilyIPv6}}
-	keys4, vals4 := make([]xlbCt4Key, connBatch), make([]xlbCtEntry, connBatch)
-	if _, err := walkBatches(d.objs.Ct4, keys4, vals4, func(i int) bool {
-		count(&out[0], vals4[i])
-		return true
-	}); err != nil {
-		return nil, err
-	}
-	keys6, vals6 := make([]xlbCt6Key, connBatch), make([]xlbCt6Entry, connBatch)
-	if _, err := walkBatches(d.objs.Ct6, keys6, vals6, func(i int) bool {
-		count(&out[1], vals6[i].Ct)
-		return true
-	}); err != nil {
-		return nil, err
+	for f, t := range d.ct {
+		for i := range t.len() {
+			h := t.head(i)
+			if h.flags&ctFUsed == 0 || h.flags&ctFBusy != 0 || h.state == ctStateInvalid {
+				continue
+			}
+			out[f].Entries++
+			if !t.expired(h, now, timeouts, 0) {
+				out[f].Live++
+			}
+		}
 	}
 	return out, nil
 }
 
-// deleteConns deletes the entries of both tables that match says to
-// delete, counts them as removals, and returns how many of them were
-// forward entries (one per connection).
-func (d *Datapath) deleteConns(match func(xlbCtEntry) (del, fwd bool)) (int, error) {
-	fwd4, n4, err := deleteEntries[xlbCt4Key](d.objs.Ct4, match)
-	if cerr := d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_REMOVALS, uint64(n4)); err == nil {
-		err = cerr
+// timeouts are the state timeouts in force, in seconds, by enum ct_state.
+func (d *Datapath) timeouts() []uint32 { return ctTimeouts(d.Settings()) }
+
+// ctTimeouts are the state timeouts of s, in seconds, by enum ct_state.
+func ctTimeouts(s loadbalancer.Settings) []uint32 {
+	out := make([]uint32, xlbCtStateCT_STATE_MAX)
+	for st := range out {
+		out[st] = uint32(s.Timeout(loadbalancer.ConnState(st)) / time.Second)
 	}
-	if err != nil {
-		return fwd4, err
-	}
-	fwd6, n6, err := deleteEntries[xlbCt6Key](d.objs.Ct6, func(e xlbCt6Entry) (bool, bool) { return match(e.Ct) })
-	if cerr := d.countControlPlane(1, xlbXlbCtStatCT_STAT_CP_REMOVALS, uint64(n6)); err == nil {
-		err = cerr
-	}
-	return fwd4 + fwd6, err
+	return out
 }
 
-// deleteEntries deletes the entries of m that match says to delete; it
-// returns how many of those were forward entries and how many entries it
-// deleted (an entry the LRU evicted meanwhile is not one), even on error.
-func deleteEntries[K, V any](m *ebpf.Map, match func(V) (del, fwd bool)) (fwd, deleted int, err error) {
-	var (
-		k     K
-		v     V
-		keys  []K
-		isFwd []bool
-	)
-	iter := m.Iterate()
-	for iter.Next(&k, &v) {
-		if del, f := match(v); del {
-			keys = append(keys, k)
-			isFwd = append(isFwd, f)
+// deleteConns gives back the slots of every live entry of both tables
+// that match says to delete, counts them as removals, and returns how
+// many of them were forward entries (one per connection).
+func (d *Datapath) deleteConns(match func(xlbCtEntry) (del, fwd bool)) (int, error) {
+	now, err := monotonicSeconds()
+	if err != nil {
+		return 0, err
+	}
+	timeouts := d.timeouts()
+	fwd := 0
+	for f, t := range d.ct {
+		var deleted uint64
+		for i := range t.len() {
+			old := atomic.LoadUint64(t.headWord(i))
+			h := headOf(old)
+			if h.flags&ctFUsed == 0 || h.flags&ctFBusy != 0 || t.expired(h, now, timeouts, 0) {
+				continue
+			}
+			e := *t.entry(i)
+			e.LastSeen, e.State, e.Flags, e.SvcId = h.lastSeen, h.state, h.flags, h.svcID
+			del, isFwd := match(e)
+			if !del || !t.kill(i, old) {
+				continue
+			}
+			deleted++
+			if isFwd {
+				fwd++
+			}
+		}
+		if err := d.countControlPlane(f, xlbXlbCtStatCT_STAT_CP_REMOVALS, deleted); err != nil {
+			return fwd, err
 		}
 	}
-	if err := iter.Err(); err != nil {
-		return 0, 0, fmt.Errorf("read %s: %w", m, err)
-	}
-	for i, key := range keys {
-		err := m.Delete(key)
-		if errors.Is(err, ebpf.ErrKeyNotExist) {
-			continue
-		}
-		if err != nil {
-			return fwd, deleted, fmt.Errorf("delete from %s: %w", m, err)
-		}
-		deleted++
-		if isFwd[i] {
-			fwd++
-		}
-	}
-	return fwd, deleted, nil
+	return fwd, nil
 }
 
 // ConnTable4Bytes is the memory the IPv4 connection table takes, as the

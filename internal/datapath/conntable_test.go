@@ -7,8 +7,6 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/cilium/ebpf"
-
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -39,12 +37,6 @@ func (e *testEnv) ctCount(f family) ConnTableCount {
 	return all[0]
 }
 
-// ctKey is the connection-table key of a packet src -> dst.
-type ctKey struct {
-	v4 xlbCt4Key
-	v6 xlbCt6Key
-}
-
 func keyOf(src, dst netip.AddrPort, proto loadbalancer.Proto) ctKey {
 	s, d := toAddr(src.Addr()), toAddr(dst.Addr())
 	return ctKey{
@@ -53,43 +45,51 @@ func keyOf(src, dst netip.AddrPort, proto loadbalancer.Proto) ctKey {
 	}
 }
 
-// ctHas tells whether the table of family f holds key k.
-func (e *testEnv) ctHas(f family, k ctKey) bool {
-	e.t.Helper()
-	var err error
+// table is the connection table of family f.
+func (e *testEnv) table(f family) *ctTable {
 	if f.v6 {
-		var v xlbCt6Entry
-		err = e.dp.objs.Ct6.Lookup(k.v6, &v)
-	} else {
-		var v xlbCtEntry
-		err = e.dp.objs.Ct4.Lookup(k.v4, &v)
+		return e.dp.ct[1]
 	}
-	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-		e.t.Fatal(err)
-	}
-	return err == nil
+	return e.dp.ct[0]
 }
 
-// age moves the last packet of entry k secs into the past.
+// ctSlot returns the slot of the live entry of key k in the table of
+// family f.
+func (e *testEnv) ctSlot(f family, k ctKey) (uint32, bool) {
+	e.t.Helper()
+	now, err := monotonicSeconds()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	slot, ok, _, _ := e.table(f).find(k, now, e.dp.timeouts(), ctProbe)
+	return slot, ok
+}
+
+// ctHas tells whether the table of family f holds a live entry of key k.
+func (e *testEnv) ctHas(f family, k ctKey) bool {
+	_, ok := e.ctSlot(f, k)
+	return ok
+}
+
+// ctEntry returns the entry of key k in the table of family f, live or
+// expired (the first of its probe).
+func (e *testEnv) ctEntry(f family, k ctKey) *xlbCtEntry {
+	e.t.Helper()
+	t := e.table(f)
+	home := t.home(k)
+	for i := home; i < home+ctProbe; i++ {
+		if h := t.head(i); h.flags&ctFUsed != 0 && h.flags&ctFBusy == 0 && h.state != ctStateInvalid && t.holds(i, k) {
+			return t.entry(i)
+		}
+	}
+	e.t.Fatalf("no entry of %+v", k)
+	return nil
+}
+
+// age moves the last packet of the entry of k secs into the past.
 func (e *testEnv) age(f family, k ctKey, secs uint32) {
 	e.t.Helper()
-	var err error
-	if f.v6 {
-		var v xlbCt6Entry
-		if err = e.dp.objs.Ct6.Lookup(k.v6, &v); err == nil {
-			v.Ct.LastSeen -= secs
-			err = e.dp.objs.Ct6.Put(k.v6, v)
-		}
-	} else {
-		var v xlbCtEntry
-		if err = e.dp.objs.Ct4.Lookup(k.v4, &v); err == nil {
-			v.LastSeen -= secs
-			err = e.dp.objs.Ct4.Put(k.v4, v)
-		}
-	}
-	if err != nil {
-		e.t.Fatalf("age entry: %v", err)
-	}
+	e.ctEntry(f, k).LastSeen -= secs
 }
 
 // TestConnTableCounters follows the counters of one table through a
@@ -134,8 +134,8 @@ func TestConnTableCounters(t *testing.T) {
 					entries: 2, live: 2},
 				{name: "an ACK on an expired entry is not a miss", in: ack(40000), verdict: XDPDrop, entries: 2, live: 1,
 					do: func() { e.age(f, keyOf(syn.src, syn.dst, loadbalancer.TCP), 1000) }},
-				{name: "a SYN replacing the expired entry inserts only the new reverse one", in: syn.frame(t), verdict: XDPRedirect,
-					add: ConnTableStats{Inserts: 1}, entries: 3, live: 3},
+				{name: "a SYN replacing the expired entry writes both entries anew", in: syn.frame(t), verdict: XDPRedirect,
+					add: ConnTableStats{Inserts: 2}, entries: 3, live: 3},
 				{name: "a flush counts what it removed", entries: 0, live: 0, add: ConnTableStats{Removals: 3},
 					do: func() {
 						if n, err := e.dp.FlushRealConns(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}, real1); err != nil || n != 1 {
@@ -160,14 +160,14 @@ func TestConnTableCounters(t *testing.T) {
 				want.Removals += step.add.Removals
 				want.ReplyMisses += step.add.ReplyMisses
 				want.ForwardMisses += step.add.ForwardMisses
+				want.Refused += step.add.Refused
 				got := e.ctStats(f)
 				want.Family, want.MaxEntries = got.Family, got.MaxEntries
 				if got != want {
 					t.Fatalf("%s: counters %+v, want %+v", step.name, got, want)
 				}
-				if n := e.ctCount(f); n.Entries != step.entries || n.Live != step.live || got.Entries() != step.entries {
-					t.Fatalf("%s: the walk finds %+v and the counters %d entries, want %d entries, %d live",
-						step.name, n, got.Entries(), step.entries, step.live)
+				if n := e.ctCount(f); n.Entries != step.entries || n.Live != step.live {
+					t.Fatalf("%s: the walk finds %+v, want %d entries, %d live", step.name, n, step.entries, step.live)
 				}
 				if o := e.ctStats(other); o.Inserts+o.Removals+o.ReplyMisses+o.ForwardMisses != 0 {
 					t.Fatalf("%s: the %s table's counters moved: %+v", step.name, other.name, o)
@@ -177,78 +177,90 @@ func TestConnTableCounters(t *testing.T) {
 	}
 }
 
-// TestConnTableOverfilled overfills a 32-entry table with 100
-// connections: the counters' occupancy stays clamped at the table's
-// size, and each connection the LRU evicted shows as a miss of its next
-// packet in either direction.
-func TestConnTableOverfilled(t *testing.T) {
-	const size, conns = 32, 100
+// drops reads the drop counters.
+func (e *testEnv) drops() map[DropReason]uint64 {
+	e.t.Helper()
+	d, err := e.dp.Drops()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// TestConnTableFullRefusesNew offers a table sized for 8 connections 100
+// of them: it takes what fits (at least the 8), refuses the rest and
+// counts each refusal as conn_table_full, and every connection it took
+// keeps working both ways: a full table never evicts a live connection.
+// Once those expire, their slots take new connections again.
+func TestConnTableFullRefusesNew(t *testing.T) {
+	const size, offered = 8, 100
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
-			e := newEnv(t, Options{ConnEntries: size, Conn6Entries: size})
+			e := newEnv(t, Options{Conns4: size, Conns6: size})
 			real1, _ := e.oneRealService(f, loadbalancer.TCP)
-			client := func(i int) netip.AddrPort { return netip.AddrPortFrom(f.client, uint16(20000+i)) }
-			local := func(i int) netip.AddrPort { return netip.AddrPortFrom(f.laddr, uint16(1025+i)) }
-			for i := range conns {
-				syn := e.clientPkt(f, loadbalancer.TCP, client(i).Port(), 80, "S")
-				if got := srcOf(t, e.expect(syn.frame(t), XDPRedirect, nil)); got != local(i) {
-					t.Fatalf("connection %d left from %s, want %s", i, got, local(i))
+			before := e.drops()
+			var taken []uint16 // client ports
+			locals := map[uint16]netip.AddrPort{}
+			for i := range offered {
+				cport := uint16(20000 + i)
+				syn := e.clientPkt(f, loadbalancer.TCP, cport, 80, "S")
+				v, out := e.run(syn.frame(t))
+				switch v {
+				case XDPRedirect:
+					taken = append(taken, cport)
+					locals[cport] = srcOf(t, out)
+				case XDPDrop:
+				default:
+					t.Fatalf("SYN %d: verdict %s", i, v)
 				}
 			}
-			st := e.ctStats(f)
-			if st.Inserts != 2*conns || st.MaxEntries != size || st.Entries() != size || st.EvictedAtLeast() != 2*conns-size {
-				t.Fatalf("counters %+v: %d entries, %d evicted at least; want %d inserts, %d entries, %d evicted",
-					st, st.Entries(), st.EvictedAtLeast(), 2*conns, size, 2*conns-size)
+			after := e.drops()
+			refused := offered - len(taken)
+			if len(taken) < size || refused == 0 {
+				t.Fatalf("took %d of %d connections into a table for %d", len(taken), offered, size)
 			}
-			if n := e.ctCount(f); n.Entries == 0 || n.Entries > size {
-				t.Fatalf("the walk finds %d entries in a table of %d", n.Entries, size)
+			if got := after[DropConnTableFull] - before[DropConnTableFull]; got != uint64(refused) || e.ctStats(f).Refused != uint64(refused) {
+				t.Fatalf("%d refused, %d counted as conn_table_full (drops %v), counters %+v", refused, got, after, e.ctStats(f))
 			}
-
-			// Which halves survived decides, packet by packet, what is
-			// a miss: read it before sending anything.
-			var revGone, fwdGone []bool
-			gone := 0
-			for i := range conns {
-				revGone = append(revGone, !e.ctHas(f, keyOf(real1, local(i), loadbalancer.TCP)))
-				fwdGone = append(fwdGone, !e.ctHas(f, keyOf(client(i), netip.AddrPortFrom(f.vip, 80), loadbalancer.TCP)))
-				if revGone[i] {
-					gone++
+			if n := e.ctCount(f); n.Live != uint64(2*len(taken)) {
+				t.Fatalf("the walk finds %+v, want %d live entries", n, 2*len(taken))
+			}
+			t.Logf("a table of %d connections (%d slots) took %d of %d", size, CtSlots(size), len(taken), offered)
+			for _, cport := range taken {
+				e.expect(e.clientPkt(f, loadbalancer.TCP, cport, 80, "A").frame(t), XDPRedirect, nil)
+				reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A",
+					src: real1, dst: locals[cport]}
+				if got := dstOf(t, e.expect(reply.frame(t), XDPRedirect, nil)); got != netip.AddrPortFrom(f.client, cport) {
+					t.Fatalf("reply to %s went to %s, want the client's port %d", locals[cport], got, cport)
 				}
 			}
-			if gone < conns-size {
-				t.Fatalf("%d reverse entries gone; a table of %d holds at most %d of %d", gone, size, size, conns)
+			// expired (and past the hold of reverse entries), the slots
+			// take new connections again: at least the table's size
+			for _, cport := range taken {
+				e.age(f, keyOf(netip.AddrPortFrom(f.client, cport), netip.AddrPortFrom(f.vip, 80), loadbalancer.TCP), 10000)
+				e.age(f, keyOf(real1, locals[cport], loadbalancer.TCP), 10000)
 			}
-			var wantReply, wantFwd uint64
-			for i := range conns {
-				in := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "SA",
-					src: real1, dst: local(i)}
-				if revGone[i] {
-					e.expect(in.frame(t), XDPPass, nil)
-					wantReply++
-				} else {
-					e.expect(in.frame(t), XDPRedirect, nil)
-				}
-				ack := e.clientPkt(f, loadbalancer.TCP, client(i).Port(), 80, "A")
-				if fwdGone[i] {
-					e.expect(ack.frame(t), XDPDrop, nil)
-					wantFwd++
-				} else {
-					e.run(ack.frame(t)) // forwarded, or dropped when its reverse half is due a refresh and gone
+			again := 0
+			for i := range offered {
+				if v, _ := e.run(e.clientPkt(f, loadbalancer.TCP, uint16(30000+i), 80, "S").frame(t)); v == XDPRedirect {
+					again++
 				}
 			}
-			t.Logf("%d of %d connections lost their reverse entry, %d their forward one", wantReply, conns, wantFwd)
-			st = e.ctStats(f)
-			if st.ReplyMisses != wantReply || st.ForwardMisses != wantFwd || st.Inserts != 2*conns {
-				t.Fatalf("counters %+v; want %d reply misses, %d forward misses, no insert more", st, wantReply, wantFwd)
+			if again < size {
+				t.Fatalf("the expired table took %d new connections, want %d at least (drops %v)", again, size, e.drops())
 			}
 		})
 	}
 }
 
-// TestConnTableFillCounts checks that entries the control plane writes
-// straight into the table count as inserts.
-func TestConnTableFillCounts(t *testing.T) {
-	e := newEnv(t, Options{})
+// TestPutConnsFoundByDataPath writes connections from Go into a table
+// filled to its size and checks that the data path finds every one in
+// both directions (Go and C hash, home and probe alike), that what the
+// control plane writes counts as inserts, and that a bad connection
+// leaves the table untouched.
+func TestPutConnsFoundByDataPath(t *testing.T) {
+	const n = 200
+	e := newEnv(t, Options{Conns4: n})
 	f := families[0]
 	real1, _ := e.oneRealService(f, loadbalancer.TCP)
 	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
@@ -265,16 +277,38 @@ func TestConnTableFillCounts(t *testing.T) {
 		}
 		return c
 	}
-	if err := e.dp.PutConns(key, 10, 0, bad); !errors.Is(err, loadbalancer.ErrNotFound) {
+	if err := e.dp.PutConns(key, 10, 0, bad, nil); !errors.Is(err, loadbalancer.ErrNotFound) {
 		t.Fatalf("PutConns with real %s: %v; want ErrNotFound", stranger, err)
 	}
 	if st, n := e.ctStats(f), e.ctCount(f); st.Inserts != 0 || n.Entries != 0 {
 		t.Fatalf("counters %+v and walk %+v after a refused put; want nothing", st, n)
 	}
-	if err := e.dp.PutConns(key, 10, 0, conn); err != nil {
+	locals := make([]netip.AddrPort, n)
+	moved := 0
+	if err := e.dp.PutConns(key, n, 0, conn, func(i int, l netip.AddrPort) {
+		locals[i] = l
+		if l != conn(i).Local {
+			moved++
+		}
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if st, n := e.ctStats(f), e.ctCount(f); st.Inserts != 20 || st.Entries() != 20 || n.Entries != 20 || n.Live != 20 {
-		t.Fatalf("counters %+v and walk %+v after filling 10 connections; want 20 entries", st, n)
+	t.Logf("%d of %d connections moved to another local port for room", moved, n)
+	if st, c := e.ctStats(f), e.ctCount(f); st.Inserts != 2*n || c.Entries != 2*n || c.Live != 2*n {
+		t.Fatalf("counters %+v and walk %+v after filling %d connections; want %d entries", st, c, n, 2*n)
+	}
+	for i := range n {
+		c := conn(i)
+		ack := e.clientPkt(f, loadbalancer.TCP, c.Client.Port(), 80, "A")
+		if got := srcOf(t, e.expect(ack.frame(t), XDPRedirect, nil)); got != locals[i] {
+			t.Fatalf("connection %d left from %s, want %s", i, got, locals[i])
+		}
+		reply := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A", src: real1, dst: locals[i]}
+		if got := dstOf(t, e.expect(reply.frame(t), XDPRedirect, nil)); got != c.Client {
+			t.Fatalf("reply of connection %d went to %s, want %s", i, got, c.Client)
+		}
+	}
+	if err := e.dp.PutConns(key, 1, 0, conn, nil); !errors.Is(err, errConnExists) {
+		t.Fatalf("putting connection 0 again: %v, want %v", err, errConnExists)
 	}
 }

@@ -3,6 +3,7 @@
 package datapath
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -19,10 +20,12 @@ type Options struct {
 	// PinPath is a bpffs directory where the maps are pinned by name and
 	// found again by the next Load ("" disables pinning).
 	PinPath string
-	// ConnEntries and Conn6Entries size the IPv4 and IPv6 connection
-	// tables; each connection takes two entries (0 = the object's default).
-	ConnEntries  uint32
-	Conn6Entries uint32
+	// Conns4 and Conns6 size the IPv4 and IPv6 connection tables, in
+	// connections (0 = the object's default, DefaultConns4 and
+	// DefaultConns6). A pinned table of another size is an incompatible
+	// map (LayoutError).
+	Conns4 uint32
+	Conns6 uint32
 	// CPUs is the number of CPUs the local port range is split over
 	// (0 = every possible CPU). Tests set 1 to make allocation predictable.
 	CPUs int
@@ -44,8 +47,17 @@ type Datapath struct {
 	settings loadbalancer.Settings
 	reg      registry
 
-	ctMu sync.Mutex // orders the control plane's ct_stats writes (conntable.go)
+	ctMu  sync.Mutex  // orders the control plane's ct_stats writes (conntable.go)
+	ct    [2]*ctTable // the IPv4 and IPv6 connection tables, mapped
+	conns [2]uint32   // the connections they are sized for
 }
+
+// The connection tables' sizes when Options leave them zero, in
+// connections: what the object is built with.
+const (
+	DefaultConns4 = 1 << 20
+	DefaultConns6 = 1 << 18
+)
 
 // Load loads the data path into the kernel. With Options.PinPath set, maps
 // already pinned there are reused, connections and counters included, if
@@ -56,12 +68,9 @@ func Load(opts Options) (*Datapath, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load xlb object: %w", err)
 	}
-	if opts.ConnEntries > 0 {
-		spec.Maps[xlbMapCt4].MaxEntries = opts.ConnEntries
-	}
-	if opts.Conn6Entries > 0 {
-		spec.Maps[xlbMapCt6].MaxEntries = opts.Conn6Entries
-	}
+	conns4, conns6 := cmp.Or(opts.Conns4, DefaultConns4), cmp.Or(opts.Conns6, DefaultConns6)
+	spec.Maps[xlbMapCt4].MaxEntries = CtSlots(conns4) + ctProbe
+	spec.Maps[xlbMapCt6].MaxEntries = CtSlots(conns6) + ctProbe
 	if opts.PinPath == "" {
 		for _, m := range spec.Maps {
 			m.Pinning = ebpf.PinNone
@@ -74,7 +83,7 @@ func Load(opts Options) (*Datapath, error) {
 		}
 	}
 
-	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}}
+	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}, conns: [2]uint32{conns4, conns6}}
 	if opts.PinPath != "" {
 		if d.dropped, err = checkLayout(spec, opts.PinPath, opts.DropIncompatible); err != nil {
 			return nil, err
@@ -98,9 +107,15 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, err
 		}
 	}
+	for i, m := range []*ebpf.Map{d.objs.Ct4, d.objs.Ct6} {
+		if d.ct[i], err = openCtTable(m, i == 1); err != nil {
+			d.closeObjects()
+			return nil, err
+		}
+	}
 	d.settings = loadbalancer.DefaultSettings()
 	if err := d.writeSettings(d.settings); err != nil {
-		d.objs.Close()
+		d.closeObjects()
 		return nil, err
 	}
 	d.reg.init(d.objs.SvcVips.MaxEntries(), d.objs.Reals.MaxEntries(), d.objs.Laddrs.MaxEntries())
@@ -108,7 +123,7 @@ func Load(opts Options) (*Datapath, error) {
 		return d, nil // fresh maps: nothing to read back
 	}
 	if err := d.rebuildRegistry(); err != nil {
-		d.objs.Close()
+		d.closeObjects()
 		return nil, fmt.Errorf("read back pinned maps: %w", err)
 	}
 	return d, nil
@@ -127,8 +142,17 @@ func (d *Datapath) Close() error {
 		errs = append(errs, l.Close())
 		delete(d.links, ifname)
 	}
-	errs = append(errs, d.objs.Close())
+	errs = append(errs, d.closeObjects())
 	return errors.Join(errs...)
+}
+
+// closeObjects unmaps the connection tables and releases the objects.
+func (d *Datapath) closeObjects() error {
+	var errs []error
+	for _, t := range d.ct {
+		errs = append(errs, t.close())
+	}
+	return errors.Join(append(errs, d.objs.Close())...)
 }
 
 // Remove detaches the program from every interface, releases the objects
@@ -139,7 +163,7 @@ func (d *Datapath) Remove() error {
 	for ifname := range d.links {
 		errs = append(errs, d.Detach(ifname))
 	}
-	errs = append(errs, d.objs.Close())
+	errs = append(errs, d.closeObjects())
 	if d.pinPath != "" {
 		errs = append(errs, RemovePinned(d.pinPath))
 	}
@@ -164,12 +188,23 @@ func (d *Datapath) AddRedirectTarget(ifindex int) error {
 	return nil
 }
 
-// ConnEntries is the size of the IPv4 connection table (two entries per
-// connection).
-func (d *Datapath) ConnEntries() uint32 { return d.objs.Ct4.MaxEntries() }
+// ConnTableSize is the size of one connection table.
+type ConnTableSize struct {
+	Family string `json:"family"` // FamilyIPv4 or FamilyIPv6
+	Conns  uint32 `json:"connections"`
+	Slots  uint32 `json:"slots"` // two per connection, 5/8 full at most
+	Bytes  uint64 `json:"bytes"` // the memory its slots take
+}
 
-// Conn6Entries is the size of the IPv6 connection table.
-func (d *Datapath) Conn6Entries() uint32 { return d.objs.Ct6.MaxEntries() }
+// ConnTableSizes are the sizes of the IPv4 and the IPv6 table.
+func (d *Datapath) ConnTableSizes() []ConnTableSize {
+	out := make([]ConnTableSize, len(d.ct))
+	for i, t := range d.ct {
+		out[i] = ConnTableSize{Family: ctFamilies[i], Conns: d.conns[i], Slots: t.len(),
+			Bytes: pageAlign(uint64(t.len()) * uint64(t.slotSize))}
+	}
+	return out
+}
 
 // CPUs is the number of CPUs the local port range is split over.
 func (d *Datapath) CPUs() int { return d.cpus }

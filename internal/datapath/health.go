@@ -121,10 +121,6 @@ func (d *Datapath) FlushRealConns(k loadbalancer.ServiceKey, ap netip.AddrPort) 
 	return n, nil
 }
 
-// ctFReverse is CT_F_REVERSE (enum ct_flags, from the object): the entry
-// of the real -> local IP direction.
-const ctFReverse = uint8(xlbCtFlagsCT_F_REVERSE)
-
 // ZeroCounters zeroes the packet, byte and connection counters of one
 // service and its reals (ipvsadm -Z -t ...), or of every service, and the
 // drop and verdict counters too, when k is nil (ipvsadm -Z).

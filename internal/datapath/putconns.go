@@ -13,9 +13,6 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// putBatch is how many entries one BPF_MAP_UPDATE_BATCH call writes.
-const putBatch = 8192
-
 // EstablishedConn is one established connection of a service as the
 // balancer holds it: the client, the real it is scheduled to, and the
 // local IP and port the balancer talks to that real from.
@@ -32,13 +29,22 @@ type EstablishedConn struct {
 // rather than by millions of handshakes. conn(i) returns connection i;
 // its real must be one of the service's. conn is called twice for each
 // i (every connection is checked before the first is written), so it
-// must return the same connection both times. Every local IP the connections
-// use is marked as one of the balancer's (as a local IP of no service if
-// the service does not have it, so it takes no new connections), so that
-// the reals' replies find their entries. The entries count as inserts of
-// the control plane (ConnTableStats). IPv6 is not supported yet: its
-// table has another entry layout, and nothing needs it so far.
-func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Duration, conn func(i int) EstablishedConn) error {
+// must return the same connection both times.
+//
+// A reverse entry lives in the home pair of its key, as the data path
+// keeps it (bpf/lib/ct_table.h). When the pair of a connection's local
+// port has no room, or another live connection holds that port towards
+// the same real, PutConns takes another port of the same local IP, as the
+// data path's allocator would; placed (if not nil) is told the local IP
+// and port each connection got. A connection that finds no room either
+// way fails the call (the connections before it stay).
+//
+// Every local IP the connections use is marked as one of the balancer's
+// (as a local IP of no service if the service does not have it, so it
+// takes no new connections), so that the reals' replies find their
+// entries. The entries count as inserts of the control plane
+// (ConnTableStats). IPv6 is not supported yet.
+func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Duration, conn func(i int) EstablishedConn, placed func(i int, local netip.AddrPort)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !key.VIP.Is4() || key.Proto != loadbalancer.TCP {
@@ -56,19 +62,6 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 	if err != nil {
 		return err
 	}
-	seen := now - uint32(seenAgo/time.Second)
-	keys := make([]xlbCt4Key, 0, putBatch)
-	vals := make([]xlbCtEntry, 0, putBatch)
-	flush := func() error {
-		if len(keys) == 0 {
-			return nil
-		}
-		if _, err := d.objs.Ct4.BatchUpdate(keys, vals, nil); err != nil {
-			return fmt.Errorf("put connections into ct4: %w", err)
-		}
-		keys, vals = keys[:0], vals[:0]
-		return nil
-	}
 	// a bad connection leaves the table as it was
 	locals := map[netip.Addr]bool{}
 	for i := range n {
@@ -81,29 +74,30 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 		}
 		locals[c.Local.Addr()] = true
 	}
-	vip := toAddr(key.VIP).W[0]
+	if err := d.markLocals(locals); err != nil {
+		return err
+	}
+	p := connPutter{t: d.ct[0], now: now, seen: now - uint32(seenAgo/time.Second), timeouts: ctTimeouts(d.settings),
+		svcID: uint16(st.id), vip: toAddr(key.VIP).W[0], vport: htons(key.Port),
+		portMin: d.settings.LocalPortMin, portMax: d.settings.LocalPortMax}
+	var put uint64
+	defer func() { _ = d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_INSERTS, put) }()
 	for i := range n {
 		c := conn(i)
-		realID := realIDs[c.Real]
-		client, local, realAddr := toAddr(c.Client.Addr()).W[0], toAddr(c.Local.Addr()).W[0], toAddr(c.Real.Addr()).W[0]
-		keys = append(keys,
-			xlbCt4Key{Src: client, Dst: vip, Sport: htons(c.Client.Port()), Dport: htons(key.Port), Proto: uint8(loadbalancer.TCP)},
-			xlbCt4Key{Src: realAddr, Dst: local, Sport: htons(c.Real.Port()), Dport: htons(c.Local.Port()), Proto: uint8(loadbalancer.TCP)})
-		vals = append(vals,
-			xlbCtEntry{LastSeen: seen, State: uint8(loadbalancer.StateEstablished), SvcId: uint16(st.id), RealId: uint16(realID), Port: htons(c.Local.Port()), Addr4: local},
-			xlbCtEntry{LastSeen: seen, State: uint8(loadbalancer.StateEstablished), Flags: ctFReverse, SvcId: uint16(st.id), RealId: uint16(realID), Port: htons(c.Client.Port()), Addr4: client})
-		if len(keys) == putBatch {
-			if err := flush(); err != nil {
-				return err
-			}
+		local, err := p.put(c, uint16(realIDs[c.Real]))
+		if err != nil {
+			return fmt.Errorf("put connection %d of %s (%s): %w", i, key, c.Client, err)
+		}
+		put += 2
+		if placed != nil {
+			placed(i, local)
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if err := d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_INSERTS, 2*uint64(n)); err != nil {
-		return err
-	}
+	return nil
+}
+
+// markLocals marks addresses as local IPs in local_addrs.
+func (d *Datapath) markLocals(locals map[netip.Addr]bool) error {
 	for a := range locals {
 		k := xlbServiceKey{Vip: toAddr(a), Family: familyV4}
 		var flags uint32
@@ -115,4 +109,58 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 		}
 	}
 	return d.writeAddrFilter()
+}
+
+// connPutter writes established IPv4 connections of one service.
+type connPutter struct {
+	t                *ctTable
+	now, seen        uint32
+	timeouts         []uint32
+	svcID            uint16
+	vip              uint32
+	vport            uint16
+	portMin, portMax uint16
+}
+
+// putPortTries is how many local ports PutConns tries for a connection:
+// the one asked for, then others of the range a prime stride apart.
+const (
+	putPortTries  = 64
+	putPortStride = 4099
+)
+
+var (
+	errConnExists = errors.New("the connection table already holds it")
+	errTableFull  = errors.New("no free slot in its probe: the connection table is full there")
+)
+
+// put writes the two entries of c, the reverse one first (it picks the
+// local port), and returns the local IP and port it got.
+func (p *connPutter) put(c EstablishedConn, realID uint16) (netip.AddrPort, error) {
+	client, local, real := toAddr(c.Client.Addr()).W, toAddr(c.Local.Addr()).W, toAddr(c.Real.Addr()).W
+	state := uint8(loadbalancer.StateEstablished)
+	fwdKey := ctKey{v4: xlbCt4Key{Src: client[0], Dst: p.vip, Sport: htons(c.Client.Port()), Dport: p.vport, Proto: uint8(loadbalancer.TCP)}}
+	fwdSlot, ok, free, hasFree := p.t.find(fwdKey, p.now, p.timeouts, ctProbe)
+	if ok {
+		return netip.AddrPort{}, errConnExists
+	}
+	if !hasFree || !p.t.claim(free, p.now, p.timeouts) {
+		return netip.AddrPort{}, errTableFull
+	}
+	fwdSlot = free
+	span := uint32(p.portMax) - uint32(p.portMin) + 1
+	port := c.Local.Port()
+	for range putPortTries {
+		revKey := ctKey{v4: xlbCt4Key{Src: real[0], Dst: local[0], Sport: htons(c.Real.Port()), Dport: htons(port), Proto: uint8(loadbalancer.TCP)}}
+		rev := xlbCtEntry{LastSeen: p.seen, State: state, Flags: ctFReverse, SvcId: p.svcID, RealId: realID, Port: htons(c.Client.Port()), Peer: fwdSlot}
+		revSlot, err := p.t.insert(revKey, rev, client, p.now, p.timeouts, true)
+		if err == nil {
+			fwd := xlbCtEntry{LastSeen: p.seen, State: state, SvcId: p.svcID, RealId: realID, Port: htons(port), Peer: revSlot}
+			p.t.publish(fwdSlot, fwdKey, fwd, local)
+			return netip.AddrPortFrom(c.Local.Addr(), port), nil
+		}
+		port = uint16(uint32(p.portMin) + (uint32(port)-uint32(p.portMin)+putPortStride)%span)
+	}
+	p.t.release(fwdSlot)
+	return netip.AddrPort{}, fmt.Errorf("no local port of %s towards %s has room in its reverse pair: %w", c.Local.Addr(), c.Real, errTableFull)
 }

@@ -156,15 +156,7 @@ func TestExpiredEntryIsNewFlow(t *testing.T) {
 		t.Fatalf("first packet went to %s", got)
 	}
 	// Age the forward entry past the UDP timeout (300 s).
-	key := xlbCt4Key{Src: toAddr(f.client).W[0], Dst: toAddr(f.vip).W[0], Sport: htons(40000), Dport: htons(80), Proto: uint8(loadbalancer.UDP)}
-	var ent xlbCtEntry
-	if err := e.dp.objs.Ct4.Lookup(key, &ent); err != nil {
-		t.Fatalf("forward entry: %v", err)
-	}
-	ent.LastSeen -= 301
-	if err := e.dp.objs.Ct4.Put(key, ent); err != nil {
-		t.Fatal(err)
-	}
+	e.age(f, keyOf(netip.AddrPortFrom(f.client, 40000), netip.AddrPortFrom(f.vip, 80), loadbalancer.UDP), 301)
 	if got := dstOf(t, e.expect(p.frame(t), XDPRedirect, nil)).Addr(); got != f.real(2) {
 		t.Errorf("packet after expiry went to %s, want the next real %s", got, f.real(2))
 	}
@@ -265,18 +257,11 @@ func TestLocalPortHeldPastTimeout(t *testing.T) {
 	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
 	e.expect(e.clientPkt(f, loadbalancer.UDP, 40000, 80, "").frame(t), XDPRedirect, nil)
 
-	revKey := xlbCt4Key{Src: toAddr(f.real(1)).W[0], Dst: toAddr(f.laddr).W[0], Sport: htons(80), Dport: htons(3000), Proto: uint8(loadbalancer.UDP)}
+	revKey := keyOf(netip.AddrPortFrom(f.real(1), 80), netip.AddrPortFrom(f.laddr, 3000), loadbalancer.UDP)
 	age := func(seconds uint32) {
 		t.Helper()
-		var ent xlbCtEntry
-		if err := e.dp.objs.Ct4.Lookup(revKey, &ent); err != nil {
-			t.Fatalf("reverse entry: %v", err)
-		}
 		now, _ := monotonicSeconds()
-		ent.LastSeen = now - seconds
-		if err := e.dp.objs.Ct4.Put(revKey, ent); err != nil {
-			t.Fatal(err)
-		}
+		e.ctEntry(f, revKey).LastSeen = now - seconds
 	}
 	udpTimeout := uint32(s.UDPTimeout / time.Second)
 

@@ -48,6 +48,7 @@ func (d *Datapath) writeSettings(s loadbalancer.Settings) error {
 		return fmt.Errorf("fib cache ttl %v: want whole seconds from 0 to 1h", s.FIBCacheTTL)
 	}
 	cfg.FibCacheTtl = uint32(s.FIBCacheTTL / time.Second)
+	cfg.Ct4Slots, cfg.Ct6Slots = d.ct[0].homes, d.ct[1].homes
 	if err := d.objs.XlbCfg.Set(cfg); err != nil {
 		return fmt.Errorf("write xlb_cfg: %w", err)
 	}

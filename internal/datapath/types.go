@@ -16,7 +16,7 @@ type DropReason uint32
 var DropReasonNames = []string{
 	"eth_truncated", "ip_truncated", "ip_version", "ip_ihl", "ip_length",
 	"fragment", "ipv6_exthdr", "l4_truncated", "tcp_doff", "ttl_expired",
-	"no_real", "no_laddr", "no_lport", "ct_full", "fib", "udp_csum_zero",
+	"no_real", "no_laddr", "no_lport", "conn_table_full", "fib", "udp_csum_zero",
 	"icmp_inner", "no_neigh", "tcp_not_syn", "udp_length", "frag_needed",
 	"too_big",
 }

@@ -34,7 +34,7 @@ func TestDropReasonsMatchC(t *testing.T) {
 		{"DropNoReal", DropNoReal, xlbXlbDropReasonDROP_NO_REAL},
 		{"DropNoLocalIP", DropNoLocalIP, xlbXlbDropReasonDROP_NO_LADDR},
 		{"DropNoLocalPort", DropNoLocalPort, xlbXlbDropReasonDROP_NO_LPORT},
-		{"DropConnTableFull", DropConnTableFull, xlbXlbDropReasonDROP_CT_FULL},
+		{"DropConnTableFull", DropConnTableFull, xlbXlbDropReasonDROP_CONN_TABLE_FULL},
 		{"DropFIB", DropFIB, xlbXlbDropReasonDROP_FIB},
 		{"DropUDPChecksumZero", DropUDPChecksumZero, xlbXlbDropReasonDROP_UDP_CSUM_ZERO},
 		{"DropICMPInner", DropICMPInner, xlbXlbDropReasonDROP_ICMP_INNER},

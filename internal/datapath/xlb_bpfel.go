@@ -23,10 +23,20 @@ type xlbCt4Key struct {
 	Pad   [3]uint8
 }
 
-type xlbCt6Entry struct {
+type xlbCt4Slot struct {
 	_     structs.HostLayout
 	Ct    xlbCtEntry
-	Addr6 [4]uint32
+	Key   xlbCt4Key
+	Addr4 uint32
+	Pad   uint32
+	Ext   struct {
+		_         structs.HostLayout
+		SeqDelta  uint32
+		OwnerNode uint16
+		HdrState  uint8
+		Pad       uint8
+	}
+	Reserved [4]uint32
 }
 
 type xlbCt6Key struct {
@@ -39,6 +49,21 @@ type xlbCt6Key struct {
 	Pad   [3]uint8
 }
 
+type xlbCt6Slot struct {
+	_     structs.HostLayout
+	Ct    xlbCtEntry
+	Key   xlbCt6Key
+	Addr6 [4]uint32
+	Ext   struct {
+		_         structs.HostLayout
+		SeqDelta  uint32
+		OwnerNode uint16
+		HdrState  uint8
+		Pad       uint8
+	}
+	Reserved [12]uint32
+}
+
 type xlbCtEntry struct {
 	_        structs.HostLayout
 	LastSeen uint32
@@ -47,7 +72,7 @@ type xlbCtEntry struct {
 	SvcId    uint16
 	RealId   uint16
 	Port     uint16
-	Addr4    uint32
+	Peer     uint32
 }
 
 type xlbCtFlags uint32
@@ -55,7 +80,15 @@ type xlbCtFlags uint32
 const (
 	xlbCtFlagsCT_F_REVERSE xlbCtFlags = 1
 	xlbCtFlagsCT_F_PERSIST xlbCtFlags = 2
+	xlbCtFlagsCT_F_USED    xlbCtFlags = 4
+	xlbCtFlagsCT_F_BUSY    xlbCtFlags = 8
 )
+
+type xlbCtScratch struct {
+	_     structs.HostLayout
+	Probe [6]uint64
+	Lport [12]uint64
+}
 
 type xlbCtState uint32
 
@@ -177,6 +210,8 @@ type xlbXlbConfig struct {
 	LportMax    uint16
 	Ncpus       uint32
 	FibCacheTtl uint32
+	Ct4Slots    uint32
+	Ct6Slots    uint32
 }
 
 type xlbXlbCounters struct {
@@ -196,35 +231,36 @@ const (
 	xlbXlbCtStatCT_STAT_MISS_FORWARD xlbXlbCtStat = 2
 	xlbXlbCtStatCT_STAT_CP_INSERTS   xlbXlbCtStat = 3
 	xlbXlbCtStatCT_STAT_CP_REMOVALS  xlbXlbCtStat = 4
-	xlbXlbCtStatCT_STAT_MAX          xlbXlbCtStat = 5
+	xlbXlbCtStatCT_STAT_FULL         xlbXlbCtStat = 5
+	xlbXlbCtStatCT_STAT_MAX          xlbXlbCtStat = 6
 )
 
 type xlbXlbDropReason uint32
 
 const (
-	xlbXlbDropReasonDROP_ETH_TRUNCATED xlbXlbDropReason = 0
-	xlbXlbDropReasonDROP_IP_TRUNCATED  xlbXlbDropReason = 1
-	xlbXlbDropReasonDROP_IP_VERSION    xlbXlbDropReason = 2
-	xlbXlbDropReasonDROP_IP_IHL        xlbXlbDropReason = 3
-	xlbXlbDropReasonDROP_IP_LENGTH     xlbXlbDropReason = 4
-	xlbXlbDropReasonDROP_FRAGMENT      xlbXlbDropReason = 5
-	xlbXlbDropReasonDROP_IPV6EXTHDR    xlbXlbDropReason = 6
-	xlbXlbDropReasonDROP_L4TRUNCATED   xlbXlbDropReason = 7
-	xlbXlbDropReasonDROP_TCP_DOFF      xlbXlbDropReason = 8
-	xlbXlbDropReasonDROP_TTL_EXPIRED   xlbXlbDropReason = 9
-	xlbXlbDropReasonDROP_NO_REAL       xlbXlbDropReason = 10
-	xlbXlbDropReasonDROP_NO_LADDR      xlbXlbDropReason = 11
-	xlbXlbDropReasonDROP_NO_LPORT      xlbXlbDropReason = 12
-	xlbXlbDropReasonDROP_CT_FULL       xlbXlbDropReason = 13
-	xlbXlbDropReasonDROP_FIB           xlbXlbDropReason = 14
-	xlbXlbDropReasonDROP_UDP_CSUM_ZERO xlbXlbDropReason = 15
-	xlbXlbDropReasonDROP_ICMP_INNER    xlbXlbDropReason = 16
-	xlbXlbDropReasonDROP_NO_NEIGH      xlbXlbDropReason = 17
-	xlbXlbDropReasonDROP_TCP_NOT_SYN   xlbXlbDropReason = 18
-	xlbXlbDropReasonDROP_UDP_LENGTH    xlbXlbDropReason = 19
-	xlbXlbDropReasonDROP_FRAG_NEEDED   xlbXlbDropReason = 20
-	xlbXlbDropReasonDROP_TOO_BIG       xlbXlbDropReason = 21
-	xlbXlbDropReasonDROP_REASON_MAX    xlbXlbDropReason = 22
+	xlbXlbDropReasonDROP_ETH_TRUNCATED   xlbXlbDropReason = 0
+	xlbXlbDropReasonDROP_IP_TRUNCATED    xlbXlbDropReason = 1
+	xlbXlbDropReasonDROP_IP_VERSION      xlbXlbDropReason = 2
+	xlbXlbDropReasonDROP_IP_IHL          xlbXlbDropReason = 3
+	xlbXlbDropReasonDROP_IP_LENGTH       xlbXlbDropReason = 4
+	xlbXlbDropReasonDROP_FRAGMENT        xlbXlbDropReason = 5
+	xlbXlbDropReasonDROP_IPV6EXTHDR      xlbXlbDropReason = 6
+	xlbXlbDropReasonDROP_L4TRUNCATED     xlbXlbDropReason = 7
+	xlbXlbDropReasonDROP_TCP_DOFF        xlbXlbDropReason = 8
+	xlbXlbDropReasonDROP_TTL_EXPIRED     xlbXlbDropReason = 9
+	xlbXlbDropReasonDROP_NO_REAL         xlbXlbDropReason = 10
+	xlbXlbDropReasonDROP_NO_LADDR        xlbXlbDropReason = 11
+	xlbXlbDropReasonDROP_NO_LPORT        xlbXlbDropReason = 12
+	xlbXlbDropReasonDROP_CONN_TABLE_FULL xlbXlbDropReason = 13
+	xlbXlbDropReasonDROP_FIB             xlbXlbDropReason = 14
+	xlbXlbDropReasonDROP_UDP_CSUM_ZERO   xlbXlbDropReason = 15
+	xlbXlbDropReasonDROP_ICMP_INNER      xlbXlbDropReason = 16
+	xlbXlbDropReasonDROP_NO_NEIGH        xlbXlbDropReason = 17
+	xlbXlbDropReasonDROP_TCP_NOT_SYN     xlbXlbDropReason = 18
+	xlbXlbDropReasonDROP_UDP_LENGTH      xlbXlbDropReason = 19
+	xlbXlbDropReasonDROP_FRAG_NEEDED     xlbXlbDropReason = 20
+	xlbXlbDropReasonDROP_TOO_BIG         xlbXlbDropReason = 21
+	xlbXlbDropReasonDROP_REASON_MAX      xlbXlbDropReason = 22
 )
 
 type xlbXlbEvent uint32
@@ -265,6 +301,7 @@ const (
 const (
 	xlbMapCt4              = "ct4"
 	xlbMapCt6              = "ct6"
+	xlbMapCtScratch        = "ct_scratch"
 	xlbMapCtStats          = "ct_stats"
 	xlbMapDropStats        = "drop_stats"
 	xlbMapEventStats       = "event_stats"
@@ -352,6 +389,7 @@ type xlbProgramSpecs struct {
 type xlbMapSpecs struct {
 	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
+	CtScratch       *ebpf.MapSpec `ebpf:"ct_scratch"`
 	CtStats         *ebpf.MapSpec `ebpf:"ct_stats"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
 	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
@@ -415,6 +453,7 @@ func (o *xlbObjects) Close() error {
 type xlbMaps struct {
 	Ct4             *ebpf.Map `ebpf:"ct4"`
 	Ct6             *ebpf.Map `ebpf:"ct6"`
+	CtScratch       *ebpf.Map `ebpf:"ct_scratch"`
 	CtStats         *ebpf.Map `ebpf:"ct_stats"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
 	EventStats      *ebpf.Map `ebpf:"event_stats"`
@@ -442,6 +481,7 @@ func (m *xlbMaps) Close() error {
 	return _XlbClose(
 		m.Ct4,
 		m.Ct6,
+		m.CtScratch,
 		m.CtStats,
 		m.DropStats,
 		m.EventStats,

@@ -94,7 +94,9 @@ func Measure(o Options, progress func(string)) (Table, error) {
 
 func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table *Table, want func(string) bool) (Row, error) {
 	row := Row{Conns: n}
-	e, err := newEnv(o.Namespace, datapath.Options{ConnEntries: uint32(2*n + 2*o.Repeat)})
+	// room for the n connections and for every new one the "new" rounds
+	// open: a full table refuses them rather than evict
+	e, err := newEnv(o.Namespace, datapath.Options{Conns4: uint32(n + (roundsPerFigure+1)*o.Repeat)})
 	if err != nil {
 		return row, err
 	}
@@ -126,7 +128,14 @@ func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table 
 		client, local := conn(i)
 		return datapath.EstablishedConn{Client: client, Real: real1, Local: local}
 	}
-	if err := e.dp.PutConns(key, n, 16*time.Second, conns); err != nil {
+	flows, stride := measuredFlows(n)
+	e.locals = make([]netip.AddrPort, flows)
+	placed := func(i int, local netip.AddrPort) {
+		if i%stride == 0 && i/stride < flows {
+			e.locals[i/stride] = local
+		}
+	}
+	if err := e.dp.PutConns(key, n, 16*time.Second, conns, placed); err != nil {
 		return row, err
 	}
 	// each figure is the least of roundsPerFigure means: interference from
@@ -193,7 +202,7 @@ func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table 
 	}
 	e.Close()
 	// memory of a table sized for exactly n connections
-	sized, err := datapath.Load(datapath.Options{ConnEntries: uint32(2 * n), CPUs: 1})
+	sized, err := datapath.Load(datapath.Options{Conns4: uint32(n), CPUs: 1})
 	if err != nil {
 		return row, err
 	}

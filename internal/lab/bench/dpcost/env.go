@@ -5,6 +5,7 @@ package dpcost
 import (
 	"fmt"
 	"net"
+	"net/netip"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/progns"
@@ -15,6 +16,9 @@ import (
 type env struct {
 	*progns.Env
 	dp *datapath.Datapath
+	// locals are the local IP and port each measured flow's connection
+	// got (PutConns may move a port to find its reverse entry room)
+	locals []netip.AddrPort
 }
 
 // newEnv builds namespace ns and loads a data path with opts (one CPU's

@@ -67,13 +67,19 @@ const (
 	offTCPCsum = 14 + 20 + 16
 )
 
+// measuredFlows is how many of n connections a run sends to (the
+// harness rotates over progbench.MaxFlows at most) and how far apart.
+func measuredFlows(n int) (flows, stride int) {
+	flows = min(n, progbench.MaxFlows)
+	return flows, max(1, n/flows)
+}
+
 // run builds one row's harness run over the n connections of the
 // table: "pass" to another destination, "fwd" client -> VIP, "partial"
 // the same with a partial checksum, "rev" real -> local IP, "new" a
 // client never seen before on every run.
 func (e *env) run(n, repeat int, kind string) progbench.Run {
-	flows := min(n, progbench.MaxFlows)
-	stride := max(1, n/flows)
+	flows, stride := measuredFlows(n)
 	r := progbench.Run{Repeat: repeat}
 	client := netip.AddrPortFrom(progns.Client4, 10000)
 	dst := netip.AddrPortFrom(progns.VIP4, 80)
@@ -97,6 +103,9 @@ func (e *env) run(n, repeat int, kind string) progbench.Run {
 		r.AddrOffset, r.PortOffset = offDst4, offDport
 		for j := 0; j < flows; j++ {
 			_, l := conn(j * stride)
+			if j < len(e.locals) && e.locals[j].IsValid() {
+				l = e.locals[j]
+			}
 			r.Flows = append(r.Flows, progbench.Flow{Addr: l.Addr(), Port: l.Port()})
 		}
 	case "new":

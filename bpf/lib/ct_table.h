@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The connection tables: open addressing in an array map, one per family.
+ *
+ * A key's home is a slot given by its hash: hash * (slots / 2) >> 32,
+ * times two, so that homes are even and a home and the slot after it are
+ * one 128-byte pair (the pair an adjacent-line prefetcher brings in
+ * together). A lookup reads slots home, home + 1, ... and stops at the
+ * key's live entry, at a slot never used, or after XLB_CT_PROBE slots. An
+ * insert takes the first free slot on that path: never used, or expired
+ * (plus a grace). So an entry is always at most XLB_CT_PROBE - 1 slots
+ * past its home, every slot between its home and it is used, and a slot
+ * never used ends every probe that reaches it. Entries are not moved or
+ * deleted by the data path: an expired one is a free slot for the next
+ * insert that passes it, and nothing scans the table.
+ *
+ * Reverse entries are kept in their home pair: the local port allocator
+ * (conntrack.h) tries ports until the pair of {real, laddr, rport, lport}
+ * has a free slot. A reply is then found in its first 128 bytes, and a
+ * local port is free exactly when its pair holds no live entry of its key.
+ *
+ * Several CPUs share a table (RSS may put the two directions of a flow on
+ * two CPUs). A CPU claims a free slot by compare-and-swap of its first
+ * word, writes the entry with CT_F_BUSY set, then clears it with an
+ * atomic exchange; lookups skip busy slots.
+ */
+#ifndef XLB_CT_TABLE_H
+#define XLB_CT_TABLE_H
+
+#include "hash.h"
+#include "maps.h"
+
+#ifndef XLB_CT_HASH_SEED
+#define XLB_CT_HASH_SEED 0x7ab1e5ed /* changing it moves every entry */
+#endif
+
+#define CT_NO_SLOT 0xffffffffu
+
+/* A key of either table, 8-byte aligned: keys compare as 64-bit words. */
+union ct_key {
+	struct ct4_key v4;
+	struct ct6_key v6;
+	__u64 words[5];
+};
+
+/* The first word of a slot, as the claim swaps it. */
+union ct_head {
+	__u64 word;
+	struct {
+		__u32 last_seen;
+		__u8 state;
+		__u8 flags;
+		__u16 svc_id;
+	} f;
+};
+
+/* A probe for a key, and what it found (scalars only: the probes are
+ * global functions, which take it as plain memory). */
+struct ct_probe {
+	union ct_key key; /* what is probed for (set by the caller) */
+	__u32 slot;	  /* the slot found or claimed, or CT_NO_SLOT */
+	__u8 seen;	  /* an entry of the key was there, live or not */
+	__u8 pad[3];
+};
+
+_Static_assert(sizeof(struct ct_probe) <=
+		       sizeof(((struct ct_scratch *)0)->probe),
+	       "ct_scratch has no room for a probe");
+
+/* ct_scratch_of returns this CPU's scratch room. */
+static __always_inline struct ct_scratch *ct_scratch_of(void)
+{
+	/* a key of 8 bytes, so it shares no stack slot with a spilled
+	 * register (a partial write makes the verifier forget its value) */
+	__u64 zero = 0;
+
+	return bpf_map_lookup_elem(&ct_scratch, &zero);
+}
+
+/* ct_hash hashes a key (Go's ctHash computes the same). */
+static __always_inline __u32 ct_hash(const union ct_key *k, __u8 family)
+{
+	__u32 h;
+
+	if (family == XLB_AF_INET)
+		return jhash_3words(k->v4.src, k->v4.dst,
+				    k->v4.sport | (__u32)k->v4.dport << 16,
+				    XLB_CT_HASH_SEED + k->v4.proto);
+	h = jhash_3words(k->v6.src[0], k->v6.src[1], k->v6.src[2],
+			 XLB_CT_HASH_SEED + k->v6.proto);
+	h = jhash_3words(k->v6.src[3], k->v6.dst[0], k->v6.dst[1], h);
+	return jhash_3words(k->v6.dst[2], k->v6.dst[3],
+			    k->v6.sport | (__u32)k->v6.dport << 16, h);
+}
+
+/* ct_home is the home slot of a key: even, below the table's slots. */
+static __always_inline __u32 ct_home(const union ct_key *k, __u8 family)
+{
+	__u32 slots =
+		family == XLB_AF_INET ? xlb_cfg.ct4_slots : xlb_cfg.ct6_slots;
+
+	return (__u32)(((__u64)ct_hash(k, family) * (slots / 2)) >> 32) * 2;
+}
+
+/* ct_slot returns slot idx of a family's table, or NULL past its end. */
+static __always_inline struct ct_entry *ct_slot(__u32 idx, __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return bpf_map_lookup_elem(&ct4, &idx);
+	return bpf_map_lookup_elem(&ct6, &idx);
+}
+
+/* ct_key_is tells whether the slot holding e holds key k. */
+static __always_inline bool ct_key_is(const struct ct_entry *e,
+				      const union ct_key *k, __u8 family)
+{
+	const __u64 *have;
+
+	if (family == XLB_AF_INET) {
+		have = (const __u64 *)&((const struct ct4_slot *)e)->key;
+		return have[0] == k->words[0] && have[1] == k->words[1];
+	}
+	have = (const __u64 *)&((const struct ct6_slot *)e)->key;
+	return have[0] == k->words[0] && have[1] == k->words[1] &&
+	       have[2] == k->words[2] && have[3] == k->words[3] &&
+	       have[4] == k->words[4];
+}
+
+/* ct_idle_past tells whether an entry of head h has been idle longer
+ * than its state's timeout plus grace seconds. */
+static __always_inline bool ct_idle_past(const union ct_head *h, __u32 now,
+					 __u32 grace)
+{
+	__u32 state = h->f.state;
+
+	/* one register for the check and the index, so the verifier sees
+	 * the bound (clang would otherwise check a copy) */
+	asm volatile("" : "+r"(state));
+	if (state >= CT_STATE_MAX)
+		return true;
+	return now - h->f.last_seen > xlb_cfg.timeouts[state] + grace;
+}
+
+static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
+{
+	return ct_idle_past((const union ct_head *)e, now, 0);
+}
+
+/* ct_free tells whether a slot of head h may take a new entry: never
+ * used, or idle past its timeout and a grace. A reverse entry's grace is
+ * XLB_CT_HOLD_PERIOD: its forward entry refreshes it that often, so it
+ * outlives its connection and its local port is not taken twice. */
+static __always_inline bool ct_free(const union ct_head *h, __u32 now)
+{
+	__u8 flags = h->f.flags;
+
+	if (!(flags & CT_F_USED))
+		return true;
+	if (flags & CT_F_BUSY)
+		return false;
+	return ct_idle_past(h, now,
+			    (flags & CT_F_REVERSE) ? XLB_CT_HOLD_PERIOD
+						   : XLB_CT_REUSE_GRACE);
+}
+
+/* xlb_ct_find probes for key p->key: p->slot is the slot of its live
+ * entry, or CT_NO_SLOT; p->seen tells whether an entry of the key was
+ * there at all, live or expired. Reads XLB_CT_PROBE slots at most; a live
+ * entry of the key stops it, and so does a slot never used.
+ *
+ * The loops over slots are global functions: the verifier checks each
+ * once, for any arguments, rather than once per path that calls it. */
+__noinline int xlb_ct_find(struct ct_probe *p, __u32 now, __u32 family)
+{
+	__u32 home;
+	int i;
+
+	if (!p)
+		return 0;
+	home = ct_home(&p->key, family);
+	p->slot = CT_NO_SLOT;
+	p->seen = 0;
+	for (i = 0; i < XLB_CT_PROBE; i++) {
+		__u32 idx = home + i;
+		struct ct_entry *e = ct_slot(idx, family);
+		union ct_head h;
+
+		if (!e)
+			return 0;
+		h.word = *(volatile __u64 *)e;
+		if (!(h.f.flags & CT_F_USED))
+			return 0;
+		/* a slot given back (state CT_STATE_MAX) holds no entry */
+		if ((h.f.flags & CT_F_BUSY) || h.f.state >= CT_STATE_MAX ||
+		    !ct_key_is(e, &p->key, family))
+			continue;
+		p->seen = 1;
+		if (ct_idle_past(&h, now, 0))
+			continue;
+		p->slot = idx;
+		return 0;
+	}
+	return 0;
+}
+
+/* ct_find probes for p->key and returns its live entry, or NULL. */
+static __always_inline struct ct_entry *ct_find(struct ct_probe *p, __u32 now,
+						const __u8 family)
+{
+	xlb_ct_find(p, now, family);
+	if (p->slot == CT_NO_SLOT)
+		return NULL;
+	return ct_slot(p->slot, family);
+}
+
+/* ct_claim takes slot e for a new entry if it is still free (or, with
+ * taken, if it still has the head it had: a closing connection whose key
+ * a new one reuses). The slot is then busy until ct_publish. */
+static __always_inline bool ct_claim(struct ct_entry *e, __u32 now, bool taken)
+{
+	union ct_head old, busy;
+
+	old.word = *(volatile __u64 *)e;
+	if (!taken && !ct_free(&old, now))
+		return false;
+	if (old.f.flags & CT_F_BUSY)
+		return false;
+	busy.word = 0;
+	busy.f.last_seen = now;
+	busy.f.flags = CT_F_USED | CT_F_BUSY;
+	return __sync_val_compare_and_swap((__u64 *)e, old.word, busy.word) ==
+	       old.word;
+}
+
+/* xlb_ct_claim_free claims the first free slot of p->key's probe
+ * (p->slot gets its index, or CT_NO_SLOT: the probe has no free slot,
+ * the table is full there), going past slots another CPU takes first. */
+__noinline int xlb_ct_claim_free(struct ct_probe *p, __u32 now, __u32 family)
+{
+	__u32 home;
+	int i;
+
+	if (!p)
+		return 0;
+	home = ct_home(&p->key, family);
+	p->slot = CT_NO_SLOT;
+	for (i = 0; i < XLB_CT_PROBE; i++) {
+		__u32 idx = home + i;
+		struct ct_entry *e = ct_slot(idx, family);
+
+		if (!e)
+			return 0;
+		if (!ct_claim(e, now, false))
+			continue;
+		p->slot = idx;
+		return 0;
+	}
+	return 0;
+}
+
+/* ct_publish writes a claimed slot's entry: the key, the peer's address
+ * and the rest of e, then e's first word (the flags without CT_F_BUSY)
+ * in one atomic exchange, so a lookup sees all of it or none. */
+static __always_inline void ct_publish(struct ct_entry *slot,
+				       const union ct_key *k,
+				       const struct ct_entry *e,
+				       const struct xlb_addr *addr,
+				       const __u8 family)
+{
+	union ct_head h;
+
+	slot->real_id = e->real_id;
+	slot->port = e->port;
+	slot->peer = e->peer;
+	if (family == XLB_AF_INET) {
+		struct ct4_slot *s = (struct ct4_slot *)slot;
+
+		s->key = k->v4;
+		s->addr4 = addr->w[0];
+		__builtin_memset(&s->ext, 0, sizeof(s->ext));
+	} else {
+		struct ct6_slot *s = (struct ct6_slot *)slot;
+
+		s->key = k->v6;
+		__builtin_memcpy(s->addr6, addr->w, sizeof(s->addr6));
+		__builtin_memset(&s->ext, 0, sizeof(s->ext));
+	}
+	h.f.last_seen = e->last_seen;
+	h.f.state = e->state;
+	h.f.flags = (e->flags | CT_F_USED) & ~CT_F_BUSY;
+	h.f.svc_id = e->svc_id;
+	__sync_lock_test_and_set((__u64 *)slot, h.word);
+}
+
+/* ct_addr reads the address an entry stores (local IP or client). */
+static __always_inline void ct_addr(const struct ct_entry *e, __u8 family,
+				    struct xlb_addr *addr)
+{
+	if (family == XLB_AF_INET) {
+		__builtin_memset(addr, 0, sizeof(*addr));
+		addr->w[0] = ((const struct ct4_slot *)e)->addr4;
+		return;
+	}
+	__builtin_memcpy(addr->w, ((const struct ct6_slot *)e)->addr6,
+			 sizeof(addr->w));
+}
+
+#endif /* XLB_CT_TABLE_H */
