@@ -15,13 +15,15 @@ import (
 )
 
 // conn is connection i of the measurement's table: client
-// 10.128.0.0+i/50000 port 10000+i%50000; local IP 10.200.0.0+i/60000 port
-// 1025+i%60000 (as a deployment of 10M connections to one real would
-// spread them over ~170 local IPs).
+// 10.128.0.0+i/50000 port 10000+i%50000; local IP 10.200.0.0+i/30000 port
+// 1025+i%30000 (as a deployment of 10M connections to one real would
+// spread them over ~340 local IPs). Half of each local IP's ports stay
+// free, so that PutConns finds another port when the reverse pair of the
+// one asked for is full.
 func conn(i int) (client, local netip.AddrPort) {
 	c := netip.AddrFrom4([4]byte{10, 128, byte(i / 50000 >> 8), byte(i / 50000)})
-	l := netip.AddrFrom4([4]byte{10, 200, byte(i / 60000 >> 8), byte(i / 60000)})
-	return netip.AddrPortFrom(c, uint16(10000+i%50000)), netip.AddrPortFrom(l, uint16(1025+i%60000))
+	l := netip.AddrFrom4([4]byte{10, 200, byte(i / 30000 >> 8), byte(i / 30000)})
+	return netip.AddrPortFrom(c, uint16(10000+i%50000)), netip.AddrPortFrom(l, uint16(1025+i%30000))
 }
 
 // tcpFrame is an untagged IPv4 TCP frame with a short payload.
