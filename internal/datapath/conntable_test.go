@@ -277,7 +277,7 @@ func TestPutConnsFoundByDataPath(t *testing.T) {
 		}
 		return c
 	}
-	if err := e.dp.PutConns(key, 10, 0, bad, nil); !errors.Is(err, loadbalancer.ErrNotFound) {
+	if _, err := e.dp.PutConns(key, 10, 0, bad, nil); !errors.Is(err, loadbalancer.ErrNotFound) {
 		t.Fatalf("PutConns with real %s: %v; want ErrNotFound", stranger, err)
 	}
 	if st, n := e.ctStats(f), e.ctCount(f); st.Inserts != 0 || n.Entries != 0 {
@@ -285,13 +285,14 @@ func TestPutConnsFoundByDataPath(t *testing.T) {
 	}
 	locals := make([]netip.AddrPort, n)
 	moved := 0
-	if err := e.dp.PutConns(key, n, 0, conn, func(i int, l netip.AddrPort) {
+	put, err := e.dp.PutConns(key, n, 0, conn, func(i int, l netip.AddrPort) {
 		locals[i] = l
 		if l != conn(i).Local {
 			moved++
 		}
-	}); err != nil {
-		t.Fatal(err)
+	})
+	if err != nil || put != n {
+		t.Fatalf("put %d of %d connections: %v", put, n, err)
 	}
 	t.Logf("%d of %d connections moved to another local port for room", moved, n)
 	if st, c := e.ctStats(f), e.ctCount(f); st.Inserts != 2*n || c.Entries != 2*n || c.Live != 2*n {
@@ -308,7 +309,7 @@ func TestPutConnsFoundByDataPath(t *testing.T) {
 			t.Fatalf("reply of connection %d went to %s, want %s", i, got, c.Client)
 		}
 	}
-	if err := e.dp.PutConns(key, 1, 0, conn, nil); !errors.Is(err, errConnExists) {
+	if _, err := e.dp.PutConns(key, 1, 0, conn, nil); !errors.Is(err, errConnExists) {
 		t.Fatalf("putting connection 0 again: %v, want %v", err, errConnExists)
 	}
 }

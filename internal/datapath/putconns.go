@@ -44,15 +44,15 @@ type EstablishedConn struct {
 // takes no new connections), so that the reals' replies find their
 // entries. The entries count as inserts of the control plane
 // (ConnTableStats). IPv6 is not supported yet.
-func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Duration, conn func(i int) EstablishedConn, placed func(i int, local netip.AddrPort)) error {
+func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Duration, conn func(i int) EstablishedConn, placed func(i int, local netip.AddrPort)) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !key.VIP.Is4() || key.Proto != loadbalancer.TCP {
-		return fmt.Errorf("put connections of %s: IPv4 TCP services only", key)
+		return 0, fmt.Errorf("put connections of %s: IPv4 TCP services only", key)
 	}
 	st, ok := d.reg.services[key]
 	if !ok {
-		return fmt.Errorf("put connections of %s: %w", key, loadbalancer.ErrNotFound)
+		return 0, fmt.Errorf("put connections of %s: %w", key, loadbalancer.ErrNotFound)
 	}
 	realIDs := make(map[netip.AddrPort]uint32, len(st.reals))
 	for _, r := range st.reals {
@@ -60,40 +60,43 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 	}
 	now, err := monotonicSeconds()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// a bad connection leaves the table as it was
 	locals := map[netip.Addr]bool{}
 	for i := range n {
 		c := conn(i)
 		if _, ok := realIDs[c.Real]; !ok {
-			return fmt.Errorf("put connection %d of %s: real %s: %w", i, key, c.Real, loadbalancer.ErrNotFound)
+			return 0, fmt.Errorf("put connection %d of %s: real %s: %w", i, key, c.Real, loadbalancer.ErrNotFound)
 		}
 		if !c.Client.Addr().Is4() || !c.Local.Addr().Is4() {
-			return fmt.Errorf("put connection %d of %s: client %s or local %s is not IPv4", i, key, c.Client, c.Local)
+			return 0, fmt.Errorf("put connection %d of %s: client %s or local %s is not IPv4", i, key, c.Client, c.Local)
 		}
 		locals[c.Local.Addr()] = true
 	}
 	if err := d.markLocals(locals); err != nil {
-		return err
+		return 0, err
 	}
 	p := connPutter{t: d.ct[0], now: now, seen: now - uint32(seenAgo/time.Second), timeouts: ctTimeouts(d.settings),
 		svcID: uint16(st.id), vip: toAddr(key.VIP).W[0], vport: htons(key.Port),
 		portMin: d.settings.LocalPortMin, portMax: d.settings.LocalPortMax}
-	var put uint64
-	defer func() { _ = d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_INSERTS, put) }()
+	put := 0
+	defer func() { _ = d.countControlPlane(0, xlbXlbCtStatCT_STAT_CP_INSERTS, 2*uint64(put)) }()
 	for i := range n {
 		c := conn(i)
 		local, err := p.put(c, uint16(realIDs[c.Real]))
-		if err != nil {
-			return fmt.Errorf("put connection %d of %s (%s): %w", i, key, c.Client, err)
+		if errors.Is(err, errTableFull) {
+			continue
 		}
-		put += 2
+		if err != nil {
+			return put, fmt.Errorf("put connection %d of %s (%s): %w", i, key, c.Client, err)
+		}
+		put++
 		if placed != nil {
 			placed(i, local)
 		}
 	}
-	return nil
+	return put, nil
 }
 
 // markLocals marks addresses as local IPs in local_addrs.

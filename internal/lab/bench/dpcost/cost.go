@@ -45,6 +45,9 @@ type Row struct {
 	// its segment is summed whole
 	PartialNs float64 `json:"established_partial_csum_ns"`
 	Ct4Bytes  uint64  `json:"ct4_bytes"` // the IPv4 table sized for Conns connections
+	// PutRefused counts the connections of the fill that found their
+	// probe full (the table is sized for Conns plus the new ones)
+	PutRefused int `json:"put_refused"`
 }
 
 // Table is the measurement: the XDP_TX baseline and a row per size.
@@ -86,7 +89,7 @@ func Measure(o Options, progress func(string)) (Table, error) {
 		}
 		table.Rows = append(table.Rows, row)
 		if progress != nil {
-			progress(fmt.Sprintf("%d connections: established %.1f ns, new %.1f ns (XDP_TX %.1f ns)", n, row.FwdNs, row.NewNs, table.TxNs))
+			progress(fmt.Sprintf("%d connections (%d found no room): established %.1f ns, new %.1f ns (XDP_TX %.1f ns)", n, row.PutRefused, row.FwdNs, row.NewNs, table.TxNs))
 		}
 	}
 	return table, nil
@@ -132,15 +135,25 @@ func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table 
 		client, local := conn(i)
 		return datapath.EstablishedConn{Client: client, Real: real1, Local: local}
 	}
+	// each measured flow is the first connection of its stride that
+	// the table took (a few find their probe full, as new connections
+	// would be refused)
 	flows, stride := measuredFlows(n)
-	e.locals = make([]netip.AddrPort, flows)
+	e.flowConns, e.locals = make([]int, flows), make([]netip.AddrPort, flows)
 	placed := func(i int, local netip.AddrPort) {
-		if i%stride == 0 && i/stride < flows {
-			e.locals[i/stride] = local
+		if j := i / stride; j < flows && !e.locals[j].IsValid() {
+			e.flowConns[j], e.locals[j] = i, local
 		}
 	}
-	if err := e.dp.PutConns(key, n, 16*time.Second, conns, placed); err != nil {
+	put, err := e.dp.PutConns(key, n, 16*time.Second, conns, placed)
+	if err != nil {
 		return row, err
+	}
+	row.PutRefused = n - put
+	for j, l := range e.locals {
+		if !l.IsValid() {
+			return row, fmt.Errorf("no connection of flow %d (connections %d to %d) found room in the table", j, j*stride, (j+1)*stride-1)
+		}
 	}
 	// each figure is the least of roundsPerFigure means: interference from
 	// the rest of the machine only ever adds time

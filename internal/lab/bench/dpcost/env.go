@@ -16,9 +16,11 @@ import (
 type env struct {
 	*progns.Env
 	dp *datapath.Datapath
-	// locals are the local IP and port each measured flow's connection
-	// got (PutConns may move a port to find its reverse entry room)
-	locals []netip.AddrPort
+	// flowConns are the connection each measured flow sends as, and
+	// locals the local IP and port it got (PutConns may move a port to
+	// find its reverse entry room)
+	flowConns []int
+	locals    []netip.AddrPort
 }
 
 // newEnv builds namespace ns and loads a data path with opts (one CPU's

@@ -76,6 +76,15 @@ func measuredFlows(n int) (flows, stride int) {
 	return flows, max(1, n/flows)
 }
 
+// flowConn is the connection measured flow j sends as: the one PutConns
+// placed for it, else the first of its stride.
+func (e *env) flowConn(j, stride int) int {
+	if j < len(e.flowConns) && e.locals[j].IsValid() {
+		return e.flowConns[j]
+	}
+	return j * stride
+}
+
 // run builds one row's harness run over the n connections of the
 // table: "pass" to another destination, "fwd" client -> VIP, "partial"
 // the same with a partial checksum, "rev" real -> local IP, "new" a
@@ -97,14 +106,14 @@ func (e *env) run(n, repeat int, kind string) progbench.Run {
 		}
 		r.AddrOffset, r.PortOffset = offSrc4, offSport
 		for j := 0; j < flows; j++ {
-			c, _ := conn(j * stride)
+			c, _ := conn(e.flowConn(j, stride))
 			r.Flows = append(r.Flows, progbench.Flow{Addr: c.Addr(), Port: c.Port()})
 		}
 	case "rev":
 		r.Frame = tcpFrame(progns.RealMAC(1), e.Real.HardwareAddr, netip.AddrPortFrom(progns.RealAddr(false, 1), 80), netip.AddrPortFrom(progns.LocalIP4, 1025), false)
 		r.AddrOffset, r.PortOffset = offDst4, offDport
 		for j := 0; j < flows; j++ {
-			_, l := conn(j * stride)
+			_, l := conn(e.flowConn(j, stride))
 			if j < len(e.locals) && e.locals[j].IsValid() {
 				l = e.locals[j]
 			}
