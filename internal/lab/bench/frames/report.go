@@ -107,6 +107,30 @@ func (r *Report) ppsTable(w io.Writer) {
 				ratio(t.RxPPS, ref["xdp-fwd"]), ratio(t.RxPPS, ref["nft"]))
 		}
 	}
+	r.dramReads(w)
+}
+
+// dramReads says what many flows cost each frame, in random reads from
+// memory measured in the same run: the time per received frame at the
+// most flows less that at the fewest, over one read's latency.
+func (r *Report) dramReads(w io.Writer) {
+	d := r.DRAMRead
+	if d == nil || len(r.Options.Flows) < 2 {
+		return
+	}
+	few, many := slices.Min(r.Options.Flows), slices.Max(r.Options.Flows)
+	fmt.Fprintf(w, "\nOne dependent random read over %.0f MiB (4 KiB pages; xlb's IPv4 connection table at its default size), "+
+		"in this run: %.1f ns.\n\n| DUT | ns per frame, %d flows | ns per frame, %d flows | more per frame | in random reads |\n|---|---:|---:|---:|---:|\n",
+		float64(d.RegionBytes)/(1<<20), d.ReadNs, few, many)
+	for _, name := range r.Options.DUTs {
+		a, okA := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == few && t.RxPPS > 0 })
+		b, okB := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == many && t.RxPPS > 0 })
+		if !okA || !okB {
+			continue
+		}
+		nsA, nsB := 1e9/a.RxPPS, 1e9/b.RxPPS
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.2f |\n", name, nsA, nsB, nsB-nsA, (nsB-nsA)/d.ReadNs)
+	}
 }
 
 // frameSizeTables are the DPVS v0.4 loss and throughput tables.

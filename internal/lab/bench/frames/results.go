@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
 )
 
 // FrameResults are what the frame scenarios measured: their part of
@@ -17,6 +18,10 @@ type FrameResults struct {
 	Trials   []Trial        `json:"trials"`
 	Searches []SearchRecord `json:"searches,omitempty"`
 	Skipped  []Skip         `json:"skipped,omitempty"`
+	// DRAMRead is one random read's latency over a region the size of
+	// xlb's IPv4 connection table, measured in the same run (pps), the
+	// unit the per-frame cost of many flows is counted in
+	DRAMRead *dram.Result `json:"dram_read,omitempty"`
 }
 
 // Report is what the frame scenarios' tables, charts, CSV and checks

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
 	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
@@ -40,6 +42,10 @@ func (r *Runner) Settle(ctx context.Context, dut bench.DUT) error {
 	return err
 }
 
+// dramReads is how many dependent reads measure one's latency: about a
+// second.
+const dramReads = 5_000_000
+
 // trialsPerSearch is what the ETA expects a search to take: the maximum,
 // a few halvings, the verification (a search that passes at the maximum
 // takes one trial; the estimate corrects itself as searches end).
@@ -65,6 +71,15 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 			if _, err := r.trial(ctx, dut, "max", r.spec(64, flows, varyFor(flows), 0)); err != nil {
 				return err
 			}
+		}
+		if r.res.DRAMRead == nil {
+			// the read a table lookup pays at the worst, over a region
+			// as large as xlb's IPv4 table at its default size
+			d, err := dram.Chase(datapath.ConnTableBytes(false, datapath.DefaultConns4), dramReads)
+			if err != nil {
+				return err
+			}
+			r.res.DRAMRead = &d
 		}
 	case "frame-sizes":
 		for _, size := range r.opts.Sizes {

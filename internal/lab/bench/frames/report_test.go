@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package frames
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
+)
+
+// TestDRAMReadsPerFrame checks the pps report's count of random reads:
+// 2 Mpps at 1000 flows is 500 ns a frame, 1 Mpps at 1M flows 1000 ns, so
+// 500 ns more, which at 200 ns a read is 2.5 reads.
+func TestDRAMReadsPerFrame(t *testing.T) {
+	r := &Report{Scenario: "pps", Options: bench.Options{DUTs: []string{"xlb", "nft"}, Flows: []int{1000, 1000000}},
+		FrameResults: FrameResults{DRAMRead: &dram.Result{RegionBytes: 256 << 20, Reads: 1000, ReadNs: 200}}}
+	for _, tr := range []struct {
+		flows int
+		rx    float64
+	}{{1000, 2e6}, {1000000, 1e6}} {
+		r.Trials = append(r.Trials, Trial{Scenario: "pps", Role: "max", DUT: "xlb", Size: 64, Flows: tr.flows, RxPPS: tr.rx, Valid: true})
+	}
+	var out bytes.Buffer
+	r.WriteTables(&out)
+	for _, want := range []string{"over 256 MiB", "200.0 ns", "| xlb | 500.0 | 1000.0 | 500.0 | 2.50 |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
