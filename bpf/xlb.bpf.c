@@ -258,7 +258,7 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 				   const __u8 family)
 {
 	const struct xlb_tuple *t = &pkt->tuple;
-	struct ct_probe probe = {};
+	struct ct_probe probe;
 	struct service *svc;
 	struct ct_entry *e;
 	__u32 flags;

@@ -36,6 +36,21 @@
 
 #define CT_NO_SLOT 0xffffffffu
 
+/* The table's constants once more, as an enum the object's BTF carries (a
+ * #define is invisible to bpf2go), so that Go's mirror (cttable.go) is
+ * checked against them. */
+enum xlb_ct_consts {
+	XLB_CT_CONST_HASH_SEED = XLB_CT_HASH_SEED,
+	XLB_CT_CONST_JHASH_INIT = XLB_JHASH_INIT,
+	XLB_CT_CONST_PROBE = XLB_CT_PROBE,
+	XLB_CT_CONST_REUSE_GRACE = XLB_CT_REUSE_GRACE,
+	XLB_CT_CONST_HOLD_PERIOD = XLB_CT_HOLD_PERIOD,
+	XLB_CT_CONST_SLOTS_NUM = XLB_CT_SLOTS_PER_CONN_NUM,
+	XLB_CT_CONST_SLOTS_DEN = XLB_CT_SLOTS_PER_CONN_DEN,
+};
+
+const enum xlb_ct_consts ct_consts_type __attribute__((unused));
+
 /* A key of either table, 8-byte aligned: keys compare as 64-bit words. */
 union ct_key {
 	struct ct4_key v4;
@@ -59,8 +74,7 @@ union ct_head {
 struct ct_probe {
 	union ct_key key; /* what is probed for (set by the caller) */
 	__u32 slot;	  /* the slot found or claimed, or CT_NO_SLOT */
-	__u8 seen;	  /* an entry of the key was there, live or not */
-	__u8 pad[3];
+	__u32 seen;	  /* an entry of the key was there, live or not */
 };
 
 _Static_assert(sizeof(struct ct_probe) <=
@@ -139,11 +153,6 @@ static __always_inline bool ct_idle_past(const union ct_head *h, __u32 now,
 	if (state >= CT_STATE_MAX)
 		return true;
 	return now - h->f.last_seen > xlb_cfg.timeouts[state] + grace;
-}
-
-static __always_inline bool ct_expired(const struct ct_entry *e, __u32 now)
-{
-	return ct_idle_past((const union ct_head *)e, now, 0);
 }
 
 /* ct_free tells whether a slot of head h may take a new entry: never

@@ -59,7 +59,7 @@ func (d *Datapath) Conns(fn func(loadbalancer.ConnEntry) bool) error {
 	for _, t := range d.ct {
 		for i := range t.len() {
 			h := t.head(i)
-			if h.flags&ctFUsed == 0 || h.flags&ctFBusy != 0 || t.expired(h, now, timeouts, 0) {
+			if !h.isEntry() || t.expired(h, now, timeouts, 0) {
 				continue
 			}
 			if !fn(t.entryOf(i, h, now)) {

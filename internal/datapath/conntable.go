@@ -141,7 +141,7 @@ func (d *Datapath) CountConnEntries() ([]ConnTableCount, error) {
 	for f, t := range d.ct {
 		for i := range t.len() {
 			h := t.head(i)
-			if h.flags&ctFUsed == 0 || h.flags&ctFBusy != 0 || h.state == ctStateInvalid {
+			if !h.isEntry() {
 				continue
 			}
 			out[f].Entries++
@@ -180,7 +180,7 @@ func (d *Datapath) deleteConns(match func(xlbCtEntry) (del, fwd bool)) (int, err
 		for i := range t.len() {
 			old := atomic.LoadUint64(t.headWord(i))
 			h := headOf(old)
-			if h.flags&ctFUsed == 0 || h.flags&ctFBusy != 0 || t.expired(h, now, timeouts, 0) {
+			if !h.isEntry() || t.expired(h, now, timeouts, 0) {
 				continue
 			}
 			e := *t.entry(i)

@@ -78,7 +78,7 @@ func (e *testEnv) ctEntry(f family, k ctKey) *xlbCtEntry {
 	t := e.table(f)
 	home := t.home(k)
 	for i := home; i < home+ctProbe; i++ {
-		if h := t.head(i); h.flags&ctFUsed != 0 && h.flags&ctFBusy == 0 && h.state != ctStateInvalid && t.holds(i, k) {
+		if t.head(i).isEntry() && t.holds(i, k) {
 			return t.entry(i)
 		}
 	}

@@ -103,6 +103,13 @@ func TestLimitsMatchC(t *testing.T) {
 		{"MaxServiceLocalIPs (XLB_MAX_SVC_LADDRS)", loadbalancer.MaxServiceLocalIPs, uint64(len(xlbService{}.LaddrIds))},
 		{"addrFilterWords (XLB_ADDR_FILTER_WORDS)", addrFilterWords, uint64(filter.MaxEntries)},
 		{"addrFilterMult (XLB_ADDR_FILTER_MULT)", addrFilterMult, uint64(xlbXlbAddrFilterConstsXLB_ADDR_FILTER_HASH_MULT)},
+		{"ctHashSeed (XLB_CT_HASH_SEED)", ctHashSeed, uint64(xlbXlbCtConstsXLB_CT_CONST_HASH_SEED)},
+		{"jhashInit (XLB_JHASH_INIT)", jhashInit, uint64(xlbXlbCtConstsXLB_CT_CONST_JHASH_INIT)},
+		{"ctProbe (XLB_CT_PROBE)", ctProbe, uint64(xlbXlbCtConstsXLB_CT_CONST_PROBE)},
+		{"ctReuseGrace (XLB_CT_REUSE_GRACE)", ctReuseGrace, uint64(xlbXlbCtConstsXLB_CT_CONST_REUSE_GRACE)},
+		{"ctHoldPeriod (XLB_CT_HOLD_PERIOD)", ctHoldPeriod, uint64(xlbXlbCtConstsXLB_CT_CONST_HOLD_PERIOD)},
+		{"ctSlotsPerConnNum (XLB_CT_SLOTS_PER_CONN_NUM)", ctSlotsPerConnNum, uint64(xlbXlbCtConstsXLB_CT_CONST_SLOTS_NUM)},
+		{"ctSlotsPerConnDen (XLB_CT_SLOTS_PER_CONN_DEN)", ctSlotsPerConnDen, uint64(xlbXlbCtConstsXLB_CT_CONST_SLOTS_DEN)},
 	} {
 		if tc.have != tc.want {
 			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)

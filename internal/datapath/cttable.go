@@ -126,6 +126,12 @@ func headOf(w uint64) ctHead {
 	return ctHead{lastSeen: uint32(w), state: uint8(w >> 32), flags: uint8(w >> 40), svcID: uint16(w >> 48)}
 }
 
+// isEntry tells whether a slot of head h holds an entry, live or expired:
+// used, not being written, not given back.
+func (h ctHead) isEntry() bool {
+	return h.flags&ctFUsed != 0 && h.flags&ctFBusy == 0 && h.state != ctStateInvalid
+}
+
 // ctTable is one family's connection table, mapped into this process.
 type ctTable struct {
 	m        *ebpf.Map

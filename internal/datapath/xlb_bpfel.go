@@ -223,6 +223,18 @@ type xlbXlbCounters struct {
 	OutBytes   uint64
 }
 
+type xlbXlbCtConsts uint32
+
+const (
+	xlbXlbCtConstsXLB_CT_CONST_HASH_SEED   xlbXlbCtConsts = 2058479085
+	xlbXlbCtConstsXLB_CT_CONST_JHASH_INIT  xlbXlbCtConsts = 3735928559
+	xlbXlbCtConstsXLB_CT_CONST_PROBE       xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_REUSE_GRACE xlbXlbCtConsts = 2
+	xlbXlbCtConstsXLB_CT_CONST_HOLD_PERIOD xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_SLOTS_NUM   xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_SLOTS_DEN   xlbXlbCtConsts = 5
+)
+
 type xlbXlbCtStat uint32
 
 const (
@@ -326,6 +338,7 @@ const (
 	xlbProgXlbXdp          = "xlb_xdp"
 	xlbVarAddrFilterType   = "addr_filter_type"
 	xlbVarAddrFlagsType    = "addr_flags_type"
+	xlbVarCtConstsType     = "ct_consts_type"
 	xlbVarCtFlagsType      = "ct_flags_type"
 	xlbVarCtStatType       = "ct_stat_type"
 	xlbVarCtStateType      = "ct_state_type"
@@ -419,6 +432,7 @@ type xlbMapSpecs struct {
 type xlbVariableSpecs struct {
 	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
 	AddrFlagsType    *ebpf.VariableSpec `ebpf:"addr_flags_type"`
+	CtConstsType     *ebpf.VariableSpec `ebpf:"ct_consts_type"`
 	CtFlagsType      *ebpf.VariableSpec `ebpf:"ct_flags_type"`
 	CtStatType       *ebpf.VariableSpec `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
@@ -512,6 +526,7 @@ func (m *xlbMaps) Close() error {
 type xlbVariables struct {
 	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
 	AddrFlagsType    *ebpf.Variable `ebpf:"addr_flags_type"`
+	CtConstsType     *ebpf.Variable `ebpf:"ct_consts_type"`
 	CtFlagsType      *ebpf.Variable `ebpf:"ct_flags_type"`
 	CtStatType       *ebpf.Variable `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
