@@ -28,8 +28,10 @@ func newDaemonCmd() *cobra.Command {
 			"SIGTERM or SIGINT stop: the data path and everything the daemon added\n" +
 			"to the host are removed. SIGUSR2 hands over: the daemon exits and the\n" +
 			"data path keeps forwarding until the next daemon takes it over (as it\n" +
-			"does after a crash). Exit status 78: the configuration was refused;\n" +
-			"79: pinned maps of another layout (see --drop-incompatible-maps).",
+			"does after a crash). Exit status 78: the configuration was refused\n" +
+			"(connection tables larger than the available memory included); 79:\n" +
+			"pinned maps of another layout or connection tables of another size\n" +
+			"(see --drop-incompatible-maps).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.ConfigPath == "" {
@@ -45,12 +47,16 @@ func newDaemonCmd() *cobra.Command {
 			opts.Log = slog.New(h)
 			opts.Version = buildVersion().Version
 			err := daemon.Run(cmd.Context(), opts)
-			var ce *daemon.ConfigError
-			if errors.As(err, &ce) {
+			var (
+				ce *daemon.ConfigError
+				me *datapath.MemoryError
+				le *datapath.LayoutError
+				re *datapath.ResizeError
+			)
+			switch {
+			case errors.As(err, &ce), errors.As(err, &me):
 				return codedError{exitConfig, err}
-			}
-			var le *datapath.LayoutError
-			if errors.As(err, &le) {
+			case errors.As(err, &le), errors.As(err, &re):
 				return codedError{exitLayout, err}
 			}
 			return err

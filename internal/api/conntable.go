@@ -12,6 +12,10 @@ type ConnTable struct {
 	// MaxEntries is what the table is sized for: two entries for each
 	// connection of its configured size.
 	MaxEntries uint64 `json:"max_entries"`
+	// Connections is the table's size (conn_table in the configuration)
+	// and MemoryBytes the memory it takes, held from the start.
+	Connections uint32 `json:"connections"`
+	MemoryBytes uint64 `json:"memory_bytes"`
 	// Entries is what the last walk of the table found: live entries and
 	// expired ones whose slots no new entry has taken yet.
 	Entries uint64 `json:"entries"`

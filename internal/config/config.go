@@ -24,6 +24,9 @@ type Config struct {
 	XDPMode string `yaml:"xdp_mode,omitempty" json:"xdp_mode,omitempty"`
 	// Timeouts override the data path's connection timeouts.
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	// ConnTable sizes the connection tables; without it they have
+	// loadbalancer.DefaultConnTableSizes.
+	ConnTable *ConnTable `yaml:"conn_table,omitempty" json:"conn_table,omitempty"`
 	// LocalPortRange is "FIRST-LAST", the local ports FullNAT uses.
 	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
 	// ExecChecks are the daemon-wide settings of exec health checks.
@@ -111,6 +114,14 @@ func (t Timeouts) MarshalYAML() (any, error) {
 	return out, nil
 }
 
+// ConnTable sizes the IPv4 and the IPv6 connection table, in connections
+// (both directions of a connection count once). 0 or a key left out keeps
+// the default size. A size changes only at a restart.
+type ConnTable struct {
+	IPv4 int `yaml:"ipv4,omitempty" json:"ipv4,omitempty"`
+	IPv6 int `yaml:"ipv6,omitempty" json:"ipv6,omitempty"`
+}
+
 // Service is a virtual service and its reals.
 type Service struct {
 	// Name is optional; when given it is unique.
@@ -187,7 +198,7 @@ func Parse(data []byte) (*Config, error) {
 var yamlField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
 
 // yamlWhere says where in the file each type of the configuration is.
-var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts",
+var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts", "ConnTable": "in conn_table",
 	"HealthCheck": "in a health_check", "ExecChecks": "in exec_checks"}
 
 // plainYAMLError words yaml.v3's list of decoding errors as one line per
@@ -254,6 +265,10 @@ func (c *Config) Clone() *Config {
 	if c.Timeouts != nil {
 		t := *c.Timeouts
 		out.Timeouts = &t
+	}
+	if c.ConnTable != nil {
+		t := *c.ConnTable
+		out.ConnTable = &t
 	}
 	if c.ExecChecks != nil {
 		e := *c.ExecChecks

@@ -53,6 +53,7 @@ func TestParse(t *testing.T) {
 		{"unknown service key", strings.Replace(valid, "    port: 80\n", "    port: 80\n    prot: tcp\n", 1), `line 6: unknown key "prot" in a service`},
 		{"unknown real key", strings.Replace(valid, "port: 8080}", "port: 8080, wieght: 2}", 1), `unknown key "wieght" in a real`},
 		{"unknown timeouts key", valid + "timeouts: {tcp: 900, tcpfin: 120}\n", "line 13: field tcpfin not found"},
+		{"unknown conn_table key", valid + "conn_table: {ipv4: 1000, ip6: 1000}\n", `line 13: unknown key "ip6" in conn_table`},
 		{"wrong type", strings.Replace(valid, "port: 80\n", "port: eighty\n", 1), "cannot unmarshal !!str `eighty` into int"},
 		{"syntax error", "interfaces: [eth0\n", "parse configuration: yaml: line"},
 		{"bad indentation", "interfaces: [eth0]\n services: []\n", "parse configuration: yaml:"},
@@ -113,6 +114,11 @@ func TestValidate(t *testing.T) {
 		{"negative timeout", valid + "timeouts: {tcp_fin: -5}\n", "timeouts.tcp_fin: -5 is out of range"},
 		{"timeout over a year", valid + "timeouts: {udp: 31536001}\n", "timeouts.udp: 31536001 is out of range"},
 		{"port range", valid + "local_port_range: 1-65535\n", ""},
+		{"conn_table", valid + "conn_table: {ipv4: 16, ipv6: 268435456}\n", ""},
+		{"conn_table zero is the default", valid + "conn_table: {ipv4: 0}\n", ""},
+		{"conn_table too small", valid + "conn_table: {ipv4: 15}\n", "conn_table.ipv4: 15 is out of range (want 16 to 268435456 connections, or 0 for the default 1048576)"},
+		{"conn_table too large", valid + "conn_table: {ipv6: 268435457}\n", "conn_table.ipv6: 268435457 is out of range"},
+		{"conn_table negative", valid + "conn_table: {ipv6: -1}\n", "conn_table.ipv6: -1 is out of range"},
 		{"port range of one port", valid + "local_port_range: 5000-5000\n", ""},
 		{"port range reversed", valid + "local_port_range: 2000-1000\n", `local_port_range: "2000-1000" is not FIRST-LAST with 1 <= FIRST <= LAST <= 65535`},
 		{"port range from 0", valid + "local_port_range: 0-1000\n", `local_port_range: "0-1000" is not FIRST-LAST`},
@@ -253,7 +259,11 @@ func TestDesired(t *testing.T) {
 		t.Errorf("reals %+v, want %+v", got, want)
 	}
 
-	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\n" +
+	if d.ConnTable != loadbalancer.DefaultConnTableSizes() {
+		t.Errorf("connection tables %+v, want the defaults", d.ConnTable)
+	}
+
+	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\nconn_table: {ipv6: 5000}\n" +
 		addService("{vip: 10.0.0.1, port: 443, protocol: udp, scheduler: sh, local_ips: [10.0.2.254]}")
 	d = desired(t, have)
 	st := d.Settings
@@ -264,6 +274,9 @@ func TestDesired(t *testing.T) {
 	}
 	if d.Mode != loadbalancer.ModeGeneric || len(d.Services) != 2 || d.Services[1].Scheduler != loadbalancer.SourceHash {
 		t.Errorf("mode %v, services %+v", d.Mode, d.Services)
+	}
+	if d.ConnTable != (loadbalancer.ConnTableSizes{IPv4: loadbalancer.DefaultIPv4Conns, IPv6: 5000}) {
+		t.Errorf("connection tables %+v, want the default IPv4 size and 5000 IPv6 connections", d.ConnTable)
 	}
 	udp := loadbalancer.ServiceKey{VIP: key.VIP, Port: 443, Proto: loadbalancer.UDP}
 	if reals, ok := d.Reals[udp]; !ok || reals == nil || len(reals) != 0 {
@@ -325,7 +338,7 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 }
 
 func TestClone(t *testing.T) {
-	c, err := Parse([]byte(valid + "timeouts: {tcp: 0}\n"))
+	c, err := Parse([]byte(valid + "timeouts: {tcp: 0}\nconn_table: {ipv4: 100}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +347,9 @@ func TestClone(t *testing.T) {
 	d.Services[0].LocalIPs[0] = "10.0.2.253"
 	d.Interfaces[0] = "eth9"
 	d.Timeouts.UDP = 5
-	if *c.Services[0].Reals[0].Weight != 1 || c.Services[0].LocalIPs[0] != "10.0.2.254" || c.Interfaces[0] != "eth0" || c.Timeouts.UDP != 0 {
+	d.ConnTable.IPv4 = 200
+	if *c.Services[0].Reals[0].Weight != 1 || c.Services[0].LocalIPs[0] != "10.0.2.254" || c.Interfaces[0] != "eth0" ||
+		c.Timeouts.UDP != 0 || c.ConnTable.IPv4 != 100 {
 		t.Error("changing the clone changed the original")
 	}
 	// the clone keeps which timeouts the file gave: tcp: 0 stays an error

@@ -13,6 +13,8 @@ type Desired struct {
 	Mode loadbalancer.AttachMode
 	// Settings are loadbalancer.DefaultSettings with the file's overrides.
 	Settings loadbalancer.Settings
+	// ConnTable are the connection tables' sizes, the defaults filled in.
+	ConnTable loadbalancer.ConnTableSizes
 	// Services are the services in the file's order.
 	Services []loadbalancer.Service
 	// Reals holds every service's reals (an empty list for a service

@@ -259,6 +259,36 @@ func TestCapacity(t *testing.T) {
 	checkKind(t, desiredIn(t, shared, Env{Limits: loadbalancer.Limits{VIPs: 1}}), ErrCapacity, "services[2].vip: 10.1.0.2 is one VIP too many")
 }
 
+// TestConnTableKeepsItsSize: a running data path's connection tables keep
+// their size; a configuration asking for another one is refused, one
+// that leaves conn_table out matches only tables of the default size.
+func TestConnTableKeepsItsSize(t *testing.T) {
+	running := loadbalancer.ConnTableSizes{IPv4: 4096, IPv6: 1024}
+	for _, tc := range []struct {
+		name, table string
+		running     loadbalancer.ConnTableSizes
+		want        string
+	}{
+		{"same size", "conn_table: {ipv4: 4096, ipv6: 1024}\n", running, ""},
+		{"no data path yet", "conn_table: {ipv4: 4096}\n", loadbalancer.ConnTableSizes{}, ""},
+		{"defaults on default tables", "", loadbalancer.DefaultConnTableSizes(), ""},
+		{"resized", "conn_table: {ipv4: 8192, ipv6: 1024}\n", running,
+			"conn_table: ipv4 8192, ipv6 1024: the running tables hold 4096 IPv4 and 1024 IPv6 connections and keep their size"},
+		{"left out", "", running, "conn_table: ipv4 1048576, ipv6 262144: the running tables hold 4096 IPv4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			have := tc.table + "interfaces: [eth0]\nservices: []\n"
+			err := desiredIn(t, have, Env{Limits: loadbalancer.Limits{ConnTable: tc.running}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestScheduleTables: reals whose schedule table cannot be built are
 // refused with the service's reals as the field, whatever the limits.
 func TestScheduleTables(t *testing.T) {

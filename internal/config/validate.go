@@ -77,6 +77,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 		ch.addf("xdp_mode", "%q is not an XDP mode (want native or generic)", c.XDPMode)
 	}
 	ch.timeouts(c.Timeouts, &d.Settings)
+	d.ConnTable = ch.connTable(c.ConnTable, env.Limits.ConnTable)
 	if c.LocalPortRange != "" {
 		lo, hi, ok := parsePortRange(c.LocalPortRange)
 		if !ok {
@@ -162,6 +163,40 @@ func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 			ch.kindf(ErrOutOfRange, "timeouts."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
 		default:
 			*f.dst = time.Duration(f.secs) * time.Second
+		}
+	}
+}
+
+// connTable checks the connection tables' sizes and fills in the
+// defaults. A running data path's tables (running, zero when there is
+// none) keep their size: another one is refused.
+func (ch *checker) connTable(t *ConnTable, running loadbalancer.ConnTableSizes) loadbalancer.ConnTableSizes {
+	out := loadbalancer.DefaultConnTableSizes()
+	if t != nil {
+		ch.connTableSizes(t, &out)
+	}
+	if running != (loadbalancer.ConnTableSizes{}) && out != running {
+		ch.addf("conn_table", "ipv4 %d, ipv6 %d: the running tables hold %d IPv4 and %d IPv6 connections and keep their size "+
+			"while the daemon runs; resizing takes a restart with --drop-incompatible-maps, which resets the connections they hold "+
+			"(docs/config.md, conn_table)", out.IPv4, out.IPv6, running.IPv4, running.IPv6)
+	}
+	return out
+}
+
+// connTableSizes checks the sizes the file gives and writes them to out.
+func (ch *checker) connTableSizes(t *ConnTable, out *loadbalancer.ConnTableSizes) {
+	for _, f := range []struct {
+		name string
+		n    int
+		dst  *uint32
+	}{{"ipv4", t.IPv4, &out.IPv4}, {"ipv6", t.IPv6, &out.IPv6}} {
+		switch {
+		case f.n == 0:
+		case f.n < loadbalancer.MinConnTableSize || f.n > loadbalancer.MaxConnTableSize:
+			ch.kindf(ErrOutOfRange, "conn_table."+f.name, "%d is out of range (want %d to %d connections, or 0 for the default %d)",
+				f.n, loadbalancer.MinConnTableSize, loadbalancer.MaxConnTableSize, *f.dst)
+		default:
+			*f.dst = uint32(f.n)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func (t *tableWatch) walked(s datapath.ConnTableStats, c datapath.ConnTableCount
 // view is the table as the API shows it: the counters, with the live
 // entries of the last walk moved on by the inserts and removals since.
 func (t *tableWatch) view(s datapath.ConnTableStats) api.ConnTable {
-	v := api.ConnTable{Family: s.Family, MaxEntries: s.MaxEntries, Entries: t.walk.Entries,
+	v := api.ConnTable{Family: s.Family, MaxEntries: s.MaxEntries, Connections: s.Conns, MemoryBytes: s.Bytes, Entries: t.walk.Entries,
 		Inserts: s.Inserts, Removals: s.Removals, Refused: s.Refused,
 		ReplyMisses: s.ReplyMisses, ForwardMisses: s.ForwardMisses}
 	if !t.walkedAt.IsZero() {
@@ -189,6 +189,7 @@ func (d *Daemon) connTableLoop(ctx context.Context) {
 // connTableMetrics are the tables' Prometheus metrics, labelled by family.
 type connTableMetrics struct {
 	maxEntries, entries, live, occupancy *prometheus.Desc
+	size, memory                         *prometheus.Desc
 	inserts, removals, refused, misses   *prometheus.Desc
 }
 
@@ -198,6 +199,8 @@ func newConnTableMetrics() connTableMetrics {
 	}
 	return connTableMetrics{
 		maxEntries: desc("max_entries", "Entries the connection table is sized for: two per connection of its configured size."),
+		size:       desc("size_connections", "Connections the table is sized for (conn_table in the configuration)."),
+		memory:     desc("memory_bytes", "Memory the table's slots take, allocated when the data path is loaded."),
 		entries: desc("entries", "Entries the connection table held at its last walk, live ones and expired ones "+
 			"whose slots no new entry has taken yet."),
 		live: desc("live_entries", "Entries within their timeout: the last walk of the table (every minute or "+
@@ -212,7 +215,7 @@ func newConnTableMetrics() connTableMetrics {
 }
 
 func (m connTableMetrics) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.maxEntries, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.refused, m.misses} {
+	for _, d := range []*prometheus.Desc{m.maxEntries, m.size, m.memory, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.refused, m.misses} {
 		ch <- d
 	}
 }
@@ -224,6 +227,8 @@ func (m connTableMetrics) collect(ch chan<- prometheus.Metric, tables []api.Conn
 	for _, t := range tables {
 		f := t.Family
 		metric(m.maxEntries, prometheus.GaugeValue, float64(t.MaxEntries), f)
+		metric(m.size, prometheus.GaugeValue, float64(t.Connections), f)
+		metric(m.memory, prometheus.GaugeValue, float64(t.MemoryBytes), f)
 		metric(m.entries, prometheus.GaugeValue, float64(t.Entries), f)
 		metric(m.live, prometheus.GaugeValue, float64(t.LiveEntries), f)
 		metric(m.occupancy, prometheus.GaugeValue, t.Occupancy, f)

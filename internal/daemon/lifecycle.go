@@ -38,11 +38,16 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	}
 	d.record = rec
 	d.addrs = hostAddrSet{ifaces: want.Interfaces, record: rec}
-	dp, err := datapath.Load(datapath.Options{PinPath: pin, DropIncompatible: d.opts.DropIncompatible})
+	dp, err := datapath.Load(datapath.Options{PinPath: pin, DropIncompatible: d.opts.DropIncompatible,
+		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6})
 	if err != nil {
 		return err
 	}
 	d.dp = dp
+	for _, t := range dp.ConnTableSizes() {
+		d.log.Info("connection table", "family", t.Family, "connections", t.Conns,
+			"memory", fmt.Sprintf("%.1f MiB", float64(t.Bytes)/(1<<20)))
+	}
 	// checked against the loaded maps and the host (its own addresses, not
 	// those an earlier run recorded) before any change
 	if want, err = apply.Check(dp, cfg, d.hostOwns()); err != nil {

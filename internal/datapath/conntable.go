@@ -37,6 +37,10 @@ type ConnTableStats struct {
 	// MaxEntries is what the table is sized for: two entries for each
 	// connection of its configured size.
 	MaxEntries uint64
+	// Conns is the size the table was created for, in connections, and
+	// Bytes the memory its slots take.
+	Conns uint32
+	Bytes uint64
 	// Inserts counts the entries written: by the data path, two for each
 	// new connection, and by PutConns.
 	Inserts uint64
@@ -76,7 +80,7 @@ func (d *Datapath) ConnTableStats() ([]ConnTableStats, error) {
 				return nil, err
 			}
 		}
-		out[i] = ConnTableStats{Family: fam, MaxEntries: 2 * uint64(d.conns[i]),
+		out[i] = ConnTableStats{Family: fam, MaxEntries: 2 * uint64(d.conns[i]), Conns: d.conns[i], Bytes: d.ct[i].bytes(),
 			Inserts:       n[xlbXlbCtStatCT_STAT_INSERTS] + n[xlbXlbCtStatCT_STAT_CP_INSERTS],
 			Removals:      n[xlbXlbCtStatCT_STAT_CP_REMOVALS],
 			Refused:       n[xlbXlbCtStatCT_STAT_FULL],

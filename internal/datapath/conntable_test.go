@@ -162,7 +162,11 @@ func TestConnTableCounters(t *testing.T) {
 				want.ForwardMisses += step.add.ForwardMisses
 				want.Refused += step.add.Refused
 				got := e.ctStats(f)
-				want.Family, want.MaxEntries = got.Family, got.MaxEntries
+				want.Family, want.MaxEntries, want.Conns, want.Bytes = got.Family, 2*uint64(got.Conns), got.Conns, got.Bytes
+				if wantSize := (map[string]uint32{FamilyIPv4: DefaultConns4, FamilyIPv6: DefaultConns6})[got.Family]; got.Conns != wantSize ||
+					got.Bytes != ConnTableBytes(got.Family == FamilyIPv6, wantSize) {
+					t.Fatalf("%s table sized for %d connections in %d bytes, want the default %d", got.Family, got.Conns, got.Bytes, wantSize)
+				}
 				if got != want {
 					t.Fatalf("%s: counters %+v, want %+v", step.name, got, want)
 				}

@@ -169,6 +169,9 @@ func (t *ctTable) close() error {
 // len is the number of slots, the probe's tail included.
 func (t *ctTable) len() uint32 { return t.m.MaxEntries() }
 
+// bytes is the memory the table's slots take.
+func (t *ctTable) bytes() uint64 { return pageAlign(uint64(t.len()) * uint64(t.slotSize)) }
+
 func (t *ctTable) ptr(i uint32) unsafe.Pointer {
 	return unsafe.Pointer(&t.mem[int(i)*t.slotSize])
 }

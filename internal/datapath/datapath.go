@@ -22,8 +22,9 @@ type Options struct {
 	PinPath string
 	// Conns4 and Conns6 size the IPv4 and IPv6 connection tables, in
 	// connections (0 = the object's default, DefaultConns4 and
-	// DefaultConns6). A pinned table of another size is an incompatible
-	// map (LayoutError).
+	// DefaultConns6). A pinned table of another size is a *ResizeError
+	// (replaced with DropIncompatible), tables the machine's available
+	// memory cannot hold a *MemoryError.
 	Conns4 uint32
 	Conns6 uint32
 	// CPUs is the number of CPUs the local port range is split over
@@ -53,10 +54,10 @@ type Datapath struct {
 }
 
 // The connection tables' sizes when Options leave them zero, in
-// connections: what the object is built with.
+// connections.
 const (
-	DefaultConns4 = 1 << 20
-	DefaultConns6 = 1 << 18
+	DefaultConns4 = loadbalancer.DefaultIPv4Conns
+	DefaultConns6 = loadbalancer.DefaultIPv6Conns
 )
 
 // Load loads the data path into the kernel. With Options.PinPath set, maps
@@ -84,6 +85,9 @@ func Load(opts Options) (*Datapath, error) {
 	}
 
 	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}, conns: [2]uint32{conns4, conns6}}
+	if err := checkTables(spec, opts.PinPath, d.conns, opts.DropIncompatible); err != nil {
+		return nil, err
+	}
 	if opts.PinPath != "" {
 		if d.dropped, err = checkLayout(spec, opts.PinPath, opts.DropIncompatible); err != nil {
 			return nil, err
@@ -200,8 +204,7 @@ type ConnTableSize struct {
 func (d *Datapath) ConnTableSizes() []ConnTableSize {
 	out := make([]ConnTableSize, len(d.ct))
 	for i, t := range d.ct {
-		out[i] = ConnTableSize{Family: ctFamilies[i], Conns: d.conns[i], Slots: t.len(),
-			Bytes: pageAlign(uint64(t.len()) * uint64(t.slotSize))}
+		out[i] = ConnTableSize{Family: ctFamilies[i], Conns: d.conns[i], Slots: t.len(), Bytes: t.bytes()}
 	}
 	return out
 }

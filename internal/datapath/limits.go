@@ -45,11 +45,14 @@ func (d *Datapath) Limits() loadbalancer.Limits {
 		xlbMapReals: d.objs.Reals, xlbMapRealStats: d.objs.RealStats, xlbMapRealNexthops: d.objs.RealNexthops,
 		xlbMapLaddrs: d.objs.Laddrs, xlbMapLportCursors: d.objs.LportCursors, xlbMapLocalAddrs: d.objs.LocalAddrs,
 	}
-	return limitsFrom(func(name string) uint32 { return maps[name].MaxEntries() })
+	l := limitsFrom(func(name string) uint32 { return maps[name].MaxEntries() })
+	l.ConnTable = loadbalancer.ConnTableSizes{IPv4: d.conns[0], IPv6: d.conns[1]}
+	return l
 }
 
 // SpecLimits returns the capacities the compiled object declares, without
-// loading it: what a data path loaded with fresh maps has.
+// loading it: what a data path loaded with fresh maps has. The connection
+// tables are sized at Load, so their sizes are left zero (not checked).
 func SpecLimits() (loadbalancer.Limits, error) {
 	spec, err := loadXlb()
 	if err != nil {

@@ -26,7 +26,11 @@ func TestLimitsOfLoadedMaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dp.Close()
-	if got := dp.Limits(); got != spec {
+	got := dp.Limits()
+	if want := loadbalancer.DefaultConnTableSizes(); got.ConnTable != want {
+		t.Errorf("loaded connection tables %+v, want the default sizes %+v", got.ConnTable, want)
+	}
+	if got.ConnTable = spec.ConnTable; got != spec {
 		t.Errorf("loaded limits %+v, the object's %+v", got, spec)
 	}
 }

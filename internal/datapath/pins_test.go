@@ -32,6 +32,22 @@ func pinDir(t *testing.T) string {
 	return dir
 }
 
+// pinOneConnection loads a data path with opts (pinned), adds an IPv4
+// service and passes one SYN through it, then releases the data path:
+// the pins hold the service and one connection. It returns the service.
+func pinOneConnection(t *testing.T, opts Options) loadbalancer.ServiceKey {
+	t.Helper()
+	e := newEnv(t, opts)
+	f := families[0]
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S").frame(t), XDPRedirect, nil)
+	if err := e.dp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
 // attachedLink returns the link pinned for ifname in mode and its info.
 func attachedLink(t *testing.T, dir, ifname string, mode loadbalancer.AttachMode) *link.Info {
 	t.Helper()
@@ -135,14 +151,7 @@ func TestPinnedLinkOutlivesTheProcess(t *testing.T) {
 // what they hold. Pins without any stamp (an older xlb) are refused too.
 func TestLayoutStamp(t *testing.T) {
 	dir := pinDir(t)
-	e := newEnv(t, Options{PinPath: dir})
-	f := families[0]
-	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
-	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
-	e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 80, "S").frame(t), XDPRedirect, nil)
-	if err := e.dp.Close(); err != nil {
-		t.Fatal(err)
-	}
+	key := pinOneConnection(t, Options{PinPath: dir})
 
 	stamps, err := ebpf.LoadPinnedMap(filepath.Join(dir, layoutMapName), nil)
 	if err != nil {

@@ -23,4 +23,7 @@ type Limits struct {
 	// still need it, so every local IP used since the maps were created
 	// counts.
 	LocalIPs int
+	// ConnTable are the connection tables' sizes: they are allocated
+	// when the data path is loaded and keep their size while it runs.
+	ConnTable ConnTableSizes
 }
