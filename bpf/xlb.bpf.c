@@ -194,7 +194,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	if (!laddr || laddr->family != family)
 		return count_drop(DROP_NO_LADDR);
 
-	/* a full table refuses the new connection, never evicts a live one */
+	/* a full table refuses the new connection, never evicts an
+	 * established one: only a stale half-open one gives way */
 	if (e) {
 		fwd_slot = ct_claim(e, now, true) ? e : NULL;
 	} else {
@@ -247,6 +248,10 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	/* two entries written (new slots, or expired ones taken over) */
 	count_ct(family, CT_STAT_INSERTS);
 	count_ct(family, CT_STAT_INSERTS);
+	if (p->dropped)
+		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
+	if (req->dropped)
+		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
 	return XLB_CONTINUE;
 }
 

@@ -151,12 +151,7 @@ static __always_inline bool ct_hold_reverse(const struct pkt *pkt,
  * used (a probe may have to go past it) and expired. */
 static __always_inline void ct_release(struct ct_entry *slot)
 {
-	union ct_head h;
-
-	h.word = 0;
-	h.f.state = CT_STATE_MAX;
-	h.f.flags = CT_F_USED;
-	__sync_lock_test_and_set((__u64 *)slot, h.word);
+	__sync_lock_test_and_set((__u64 *)slot, ct_head_given_back());
 }
 
 #define LPORT_HELD -1 /* the pair holds the key: the port is taken */
@@ -188,6 +183,42 @@ static __always_inline int lport_pair_slot(const union ct_key *key, __u32 home,
 	return LPORT_FULL;
 }
 
+/* lport_take_half_open takes, in the full pair {home, home + 1}, the slot
+ * of a reverse entry whose connection is half-open and stale (its forward
+ * entry is ct_half_open_stale): the forward entry is given back first, so
+ * that a connection whose client acknowledges at that moment keeps both,
+ * then the reverse slot is claimed. Returns 0 or 1, the slot claimed, or
+ * LPORT_FULL. */
+static __always_inline int lport_take_half_open(__u32 home, __u32 now,
+						__u8 family)
+{
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		struct ct_entry *rev = ct_slot(home + i, family), *fwd;
+		union ct_head rh, fh;
+
+		if (!rev)
+			return LPORT_FULL;
+		rh.word = *(volatile __u64 *)rev;
+		if ((rh.f.flags & (CT_F_USED | CT_F_BUSY | CT_F_REVERSE)) !=
+		    (CT_F_USED | CT_F_REVERSE))
+			continue;
+		fwd = ct_slot(rev->peer, family);
+		if (!fwd)
+			continue;
+		fh.word = *(volatile __u64 *)fwd;
+		if (!ct_half_open_stale(&fh, now) || fwd->peer != home + i)
+			continue;
+		if (!ct_swap_head(fwd, fh.word, ct_head_given_back()))
+			continue;
+		if (ct_swap_head(rev, rh.word, ct_head_busy(now)))
+			return i;
+	}
+	return LPORT_FULL;
+}
+
 /* A local port request: the connection's side towards the real in,
  * the reverse key, its claimed slot and the port out. */
 struct lport_req {
@@ -200,8 +231,8 @@ struct lport_req {
 	__be16 port; /* out: the local port, 0 when none had room */
 	__u8 proto;
 	__u8 family;
-	__u8 full; /* out: some port was refused for a full pair */
-	__u8 pad;
+	__u8 full;    /* out: some port was refused for a full pair */
+	__u8 dropped; /* out: the slot was a half-open connection's */
 };
 
 _Static_assert(sizeof(struct lport_req) <=
@@ -209,9 +240,10 @@ _Static_assert(sizeof(struct lport_req) <=
 	       "ct_scratch has no room for a local port request");
 
 /* xlb_lport_alloc takes a free local port of r->laddr towards
- * r->real:r->rport and claims the slot of its reverse entry. r->port is 0
- * when no port probed had room. A global function, as the probes are
- * (ct_table.h). */
+ * r->real:r->rport and claims the slot of its reverse entry. A port whose
+ * pair is full gets the slot of a stale half-open connection there, if
+ * any (r->dropped). r->port is 0 when no port probed had room. A global
+ * function, as the probes are (ct_table.h). */
 __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 {
 	__u32 ncpus = xlb_cfg.ncpus ? xlb_cfg.ncpus : 1;
@@ -223,6 +255,7 @@ __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 		return 0;
 	r->port = 0;
 	r->full = 0;
+	r->dropped = 0;
 	r->slot = CT_NO_SLOT;
 	if (max < min)
 		return 0;
@@ -246,8 +279,16 @@ __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 			   r->proto);
 		home = ct_home(&r->key, r->family);
 		which = lport_pair_slot(&r->key, home, now, r->family);
-		if (which == LPORT_FULL)
+		if (which == LPORT_FULL) {
 			r->full = 1;
+			which = lport_take_half_open(home, now, r->family);
+			if (which >= 0) {
+				r->dropped = 1;
+				r->slot = home + which;
+				r->port = p;
+				return 0;
+			}
+		}
 		if (which < 0)
 			continue;
 		s = ct_slot(home + which, r->family);

@@ -66,6 +66,14 @@
 #define XLB_CT_REUSE_GRACE 2
 #endif
 
+#ifndef XLB_CT_HALF_OPEN_AGE
+/* seconds a half-open TCP connection (its client has not acknowledged the
+ * real's SYN-ACK) stays idle before a new connection that finds no free
+ * slot may take its place: Linux conntrack's early drop of unassured
+ * connections. A client retransmitting its SYN keeps its entry young. */
+#define XLB_CT_HALF_OPEN_AGE 2
+#endif
+
 #ifndef XLB_SCHED_TABLE_MAX
 #define XLB_SCHED_TABLE_MAX 65537 /* template size of a schedule table */
 #endif

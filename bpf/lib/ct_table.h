@@ -45,6 +45,7 @@ enum xlb_ct_consts {
 	XLB_CT_CONST_PROBE = XLB_CT_PROBE,
 	XLB_CT_CONST_REUSE_GRACE = XLB_CT_REUSE_GRACE,
 	XLB_CT_CONST_HOLD_PERIOD = XLB_CT_HOLD_PERIOD,
+	XLB_CT_CONST_HALF_OPEN_AGE = XLB_CT_HALF_OPEN_AGE,
 	XLB_CT_CONST_SLOTS_NUM = XLB_CT_SLOTS_PER_CONN_NUM,
 	XLB_CT_CONST_SLOTS_DEN = XLB_CT_SLOTS_PER_CONN_DEN,
 };
@@ -74,7 +75,8 @@ union ct_head {
 struct ct_probe {
 	union ct_key key; /* what is probed for (set by the caller) */
 	__u32 slot;	  /* the slot found or claimed, or CT_NO_SLOT */
-	__u32 seen;	  /* an entry of the key was there, live or not */
+	__u16 seen;	  /* an entry of the key was there, live or not */
+	__u16 dropped;	  /* the claimed slot was a half-open connection's */
 };
 
 _Static_assert(sizeof(struct ct_probe) <=
@@ -189,6 +191,7 @@ __noinline int xlb_ct_find(struct ct_probe *p, __u32 now, __u32 family)
 	home = ct_home(&p->key, family);
 	p->slot = CT_NO_SLOT;
 	p->seen = 0;
+	p->dropped = 0;
 	for (i = 0; i < XLB_CT_PROBE; i++) {
 		__u32 idx = home + i;
 		struct ct_entry *e = ct_slot(idx, family);
@@ -222,48 +225,126 @@ static __always_inline struct ct_entry *ct_find(struct ct_probe *p, __u32 now,
 	return ct_slot(p->slot, family);
 }
 
+/* ct_swap_head replaces slot e's first word if it is still old. */
+static __always_inline bool ct_swap_head(struct ct_entry *e, __u64 old,
+					 __u64 new)
+{
+	return __sync_val_compare_and_swap((__u64 *)e, old, new) == old;
+}
+
+/* ct_head_given_back is the first word of a slot given back: used (a
+ * probe goes past it) and expired (state CT_STATE_MAX). */
+static __always_inline __u64 ct_head_given_back(void)
+{
+	union ct_head h;
+
+	h.word = 0;
+	h.f.state = CT_STATE_MAX;
+	h.f.flags = CT_F_USED;
+	return h.word;
+}
+
+/* ct_head_busy is the first word of a slot claimed at now. */
+static __always_inline __u64 ct_head_busy(__u32 now)
+{
+	union ct_head h;
+
+	h.word = 0;
+	h.f.last_seen = now;
+	h.f.flags = CT_F_USED | CT_F_BUSY;
+	return h.word;
+}
+
 /* ct_claim takes slot e for a new entry if it is still free (or, with
  * taken, if it still has the head it had: a closing connection whose key
  * a new one reuses). The slot is then busy until ct_publish. */
 static __always_inline bool ct_claim(struct ct_entry *e, __u32 now, bool taken)
 {
-	union ct_head old, busy;
+	union ct_head old;
 
 	old.word = *(volatile __u64 *)e;
 	if (!taken && !ct_free(&old, now))
 		return false;
 	if (old.f.flags & CT_F_BUSY)
 		return false;
-	busy.word = 0;
-	busy.f.last_seen = now;
-	busy.f.flags = CT_F_USED | CT_F_BUSY;
-	return __sync_val_compare_and_swap((__u64 *)e, old.word, busy.word) ==
-	       old.word;
+	return ct_swap_head(e, old.word, ct_head_busy(now));
+}
+
+/* ct_half_open_stale tells whether a slot of head h holds the forward
+ * entry of a half-open TCP connection idle XLB_CT_HALF_OPEN_AGE seconds
+ * or more: the only entries a new connection may take the place of. */
+static __always_inline bool ct_half_open_stale(const union ct_head *h,
+					       __u32 now)
+{
+	return (h->f.flags & (CT_F_USED | CT_F_BUSY | CT_F_REVERSE)) ==
+		       CT_F_USED &&
+	       h->f.state == CT_SYN_SENT &&
+	       now - h->f.last_seen >= XLB_CT_HALF_OPEN_AGE;
+}
+
+/* ct_give_back_peer gives back the other entry of a connection whose entry
+ * in slot idx was taken: the slot peer, if it still points back at idx
+ * and is of the other direction (reverse is its CT_F_REVERSE). */
+static __always_inline void ct_give_back_peer(__u32 peer, __u32 idx,
+					      __u8 reverse, __u32 family)
+{
+	struct ct_entry *e = ct_slot(peer, family);
+	union ct_head h;
+
+	if (!e)
+		return;
+	h.word = *(volatile __u64 *)e;
+	if ((h.f.flags & (CT_F_USED | CT_F_BUSY | CT_F_REVERSE)) !=
+		    (CT_F_USED | reverse) ||
+	    e->peer != idx)
+		return;
+	ct_swap_head(e, h.word, ct_head_given_back());
 }
 
 /* xlb_ct_claim_free claims the first free slot of p->key's probe
  * (p->slot gets its index, or CT_NO_SLOT: the probe has no free slot,
- * the table is full there), going past slots another CPU takes first. */
+ * the table is full there), going past slots another CPU takes first.
+ * With no free slot, it takes the place of the stalest half-open
+ * connection in the probe (p->dropped): its forward entry's slot, and
+ * its reverse entry is given back. Established connections are never
+ * taken. */
 __noinline int xlb_ct_claim_free(struct ct_probe *p, __u32 now, __u32 family)
 {
-	__u32 home;
+	__u32 home, victim = CT_NO_SLOT, oldest = 0;
+	__u64 victim_head = 0;
+	struct ct_entry *e;
 	int i;
 
 	if (!p)
 		return 0;
 	home = ct_home(&p->key, family);
 	p->slot = CT_NO_SLOT;
+	p->dropped = 0;
 	for (i = 0; i < XLB_CT_PROBE; i++) {
 		__u32 idx = home + i;
-		struct ct_entry *e = ct_slot(idx, family);
+		union ct_head h;
 
+		e = ct_slot(idx, family);
 		if (!e)
+			break;
+		if (ct_claim(e, now, false)) {
+			p->slot = idx;
 			return 0;
-		if (!ct_claim(e, now, false))
-			continue;
-		p->slot = idx;
-		return 0;
+		}
+		h.word = *(volatile __u64 *)e;
+		if (ct_half_open_stale(&h, now) &&
+		    (victim == CT_NO_SLOT || now - h.f.last_seen > oldest)) {
+			victim = idx;
+			victim_head = h.word;
+			oldest = now - h.f.last_seen;
+		}
 	}
+	e = ct_slot(victim, family);
+	if (!e || !ct_swap_head(e, victim_head, ct_head_busy(now)))
+		return 0;
+	ct_give_back_peer(e->peer, victim, CT_F_REVERSE, family);
+	p->slot = victim;
+	p->dropped = 1;
 	return 0;
 }
 

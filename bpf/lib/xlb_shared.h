@@ -265,6 +265,8 @@ enum xlb_ct_stat {
 	CT_STAT_CP_REMOVALS = 4,  /* entries the control plane deleted */
 	CT_STAT_FULL = 5,	  /* new connections refused: no free slot
 				   * (also the drop conn_table_full) */
+	CT_STAT_HALF_OPEN_DROPS = 6, /* stale half-open connections whose
+				      * place a new one took */
 	CT_STAT_MAX,
 };
 

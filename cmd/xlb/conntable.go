@@ -15,10 +15,10 @@ func writeConnTables(w io.Writer, tables []api.ConnTable) {
 	if len(tables) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "conn table\tsize\tmemory\tentries\tlive\tmax\toccupancy\tinserts\tremovals\trefused\treply_misses\tforward_misses")
+	fmt.Fprintln(w, "conn table\tsize\tmemory\tentries\tlive\tmax\toccupancy\tinserts\tremovals\trefused\thalf_open_drops\treply_misses\tforward_misses")
 	for _, t := range tables {
-		fmt.Fprintf(w, "%s\t%d\t%.1f MiB\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%d\t%d\n", t.Family, t.Connections,
+		fmt.Fprintf(w, "%s\t%d\t%.1f MiB\t%d\t%d\t%d\t%.1f%%\t%d\t%d\t%d\t%d\t%d\t%d\n", t.Family, t.Connections,
 			float64(t.MemoryBytes)/(1<<20), t.Entries, t.LiveEntries, t.MaxEntries,
-			100*t.Occupancy, t.Inserts, t.Removals, t.Refused, t.ReplyMisses, t.ForwardMisses)
+			100*t.Occupancy, t.Inserts, t.Removals, t.Refused, t.HalfOpenDrops, t.ReplyMisses, t.ForwardMisses)
 	}
 }

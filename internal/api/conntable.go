@@ -34,6 +34,10 @@ type ConnTable struct {
 	// Refused counts new connections refused for want of a free slot
 	// (the drop conn_table_full): the table never evicts a live one.
 	Refused uint64 `json:"refused"`
+	// HalfOpenDrops counts half-open connections (SYN seen, the client's
+	// acknowledgement not, idle 2 s or more) whose place a new
+	// connection took for want of a free slot.
+	HalfOpenDrops uint64 `json:"half_open_drops"`
 	// ReplyMisses counts replies to a local IP and port that found no
 	// entry; ForwardMisses TCP segments other than a SYN to a service
 	// that found none. Either means the table had lost the connection.

@@ -62,7 +62,7 @@ func TestWire(t *testing.T) {
 			`"reverse":true,"state":"UDP","idle_seconds":0}]`},
 		{"/v1/stats", `{"drops":{"ip_truncated":2},"verdicts":{"tx":5},"redirect_tx_failed":0,"redirect_errors":0,"icmp_too_big_sent":0,` +
 			`"conn_tables":[{"family":"ipv4","max_entries":1024,"connections":512,"memory_bytes":106496,"entries":300,"live_entries":256,"occupancy":0.25,` +
-			`"inserts":400,"removals":100,"refused":0,"reply_misses":3,"forward_misses":1}]}`},
+			`"inserts":400,"removals":100,"refused":0,"half_open_drops":4,"reply_misses":3,"forward_misses":1}]}`},
 	} {
 		resp, err := hc.Get("http://xlb" + tc.path)
 		if err != nil {

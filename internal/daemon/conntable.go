@@ -78,7 +78,7 @@ func (t *tableWatch) walked(s datapath.ConnTableStats, c datapath.ConnTableCount
 // entries of the last walk moved on by the inserts and removals since.
 func (t *tableWatch) view(s datapath.ConnTableStats) api.ConnTable {
 	v := api.ConnTable{Family: s.Family, MaxEntries: s.MaxEntries, Connections: s.Conns, MemoryBytes: s.Bytes, Entries: t.walk.Entries,
-		Inserts: s.Inserts, Removals: s.Removals, Refused: s.Refused,
+		Inserts: s.Inserts, Removals: s.Removals, Refused: s.Refused, HalfOpenDrops: s.HalfOpenDrops,
 		ReplyMisses: s.ReplyMisses, ForwardMisses: s.ForwardMisses}
 	if !t.walkedAt.IsZero() {
 		at := t.walkedAt
@@ -191,6 +191,7 @@ type connTableMetrics struct {
 	maxEntries, entries, live, occupancy *prometheus.Desc
 	size, memory                         *prometheus.Desc
 	inserts, removals, refused, misses   *prometheus.Desc
+	halfOpenDrops                        *prometheus.Desc
 }
 
 func newConnTableMetrics() connTableMetrics {
@@ -209,13 +210,15 @@ func newConnTableMetrics() connTableMetrics {
 		inserts:   desc("inserts_total", "Entries added to the connection table, two per new connection."),
 		removals:  desc("removals_total", "Entries xlb deleted itself (connection flushes, on_fail: reset)."),
 		refused:   desc("refused_total", "New connections refused for want of a free slot (dropped as conn_table_full)."),
+		halfOpenDrops: desc("half_open_drops_total", "Half-open connections (the client's acknowledgement never came, "+
+			"idle 2 s or more) whose place a new connection took for want of a free slot."),
 		misses: desc("misses_total", "Packets that found no entry where their connection's should be: "+
 			"direction reply (to a local IP's port range) or forward (TCP other than a SYN to a service).", "direction"),
 	}
 }
 
 func (m connTableMetrics) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.maxEntries, m.size, m.memory, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.refused, m.misses} {
+	for _, d := range []*prometheus.Desc{m.maxEntries, m.size, m.memory, m.entries, m.live, m.occupancy, m.inserts, m.removals, m.refused, m.halfOpenDrops, m.misses} {
 		ch <- d
 	}
 }
@@ -235,6 +238,7 @@ func (m connTableMetrics) collect(ch chan<- prometheus.Metric, tables []api.Conn
 		metric(m.inserts, prometheus.CounterValue, float64(t.Inserts), f)
 		metric(m.removals, prometheus.CounterValue, float64(t.Removals), f)
 		metric(m.refused, prometheus.CounterValue, float64(t.Refused), f)
+		metric(m.halfOpenDrops, prometheus.CounterValue, float64(t.HalfOpenDrops), f)
 		metric(m.misses, prometheus.CounterValue, float64(t.ReplyMisses), f, "reply")
 		metric(m.misses, prometheus.CounterValue, float64(t.ForwardMisses), f, "forward")
 	}

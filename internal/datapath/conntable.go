@@ -50,6 +50,10 @@ type ConnTableStats struct {
 	// Refused counts the new connections the data path refused because
 	// the table had no free slot for an entry (the drop conn_table_full).
 	Refused uint64
+	// HalfOpenDrops counts the half-open connections, idle for
+	// XLB_CT_HALF_OPEN_AGE seconds, whose place a new connection took
+	// for want of a free slot (Linux conntrack's early drop).
+	HalfOpenDrops uint64
 	// ReplyMisses counts packets to a local IP, at a port of the local
 	// port range, that found no entry at all: replies of a connection the
 	// table no longer holds. ForwardMisses counts TCP segments other than
@@ -84,6 +88,7 @@ func (d *Datapath) ConnTableStats() ([]ConnTableStats, error) {
 			Inserts:       n[xlbXlbCtStatCT_STAT_INSERTS] + n[xlbXlbCtStatCT_STAT_CP_INSERTS],
 			Removals:      n[xlbXlbCtStatCT_STAT_CP_REMOVALS],
 			Refused:       n[xlbXlbCtStatCT_STAT_FULL],
+			HalfOpenDrops: n[xlbXlbCtStatCT_STAT_HALF_OPEN_DROPS],
 			ReplyMisses:   n[xlbXlbCtStatCT_STAT_MISS_REPLY],
 			ForwardMisses: n[xlbXlbCtStatCT_STAT_MISS_FORWARD]}
 	}

@@ -108,6 +108,7 @@ func TestLimitsMatchC(t *testing.T) {
 		{"ctProbe (XLB_CT_PROBE)", ctProbe, uint64(xlbXlbCtConstsXLB_CT_CONST_PROBE)},
 		{"ctReuseGrace (XLB_CT_REUSE_GRACE)", ctReuseGrace, uint64(xlbXlbCtConstsXLB_CT_CONST_REUSE_GRACE)},
 		{"ctHoldPeriod (XLB_CT_HOLD_PERIOD)", ctHoldPeriod, uint64(xlbXlbCtConstsXLB_CT_CONST_HOLD_PERIOD)},
+		{"ctHalfOpenAge (XLB_CT_HALF_OPEN_AGE)", ctHalfOpenAge, uint64(xlbXlbCtConstsXLB_CT_CONST_HALF_OPEN_AGE)},
 		{"ctSlotsPerConnNum (XLB_CT_SLOTS_PER_CONN_NUM)", ctSlotsPerConnNum, uint64(xlbXlbCtConstsXLB_CT_CONST_SLOTS_NUM)},
 		{"ctSlotsPerConnDen (XLB_CT_SLOTS_PER_CONN_DEN)", ctSlotsPerConnDen, uint64(xlbXlbCtConstsXLB_CT_CONST_SLOTS_DEN)},
 	} {

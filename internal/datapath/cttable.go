@@ -32,6 +32,9 @@ const (
 	// XLB_CT_HOLD_PERIOD, in seconds.
 	ctReuseGrace = 2
 	ctHoldPeriod = 16
+	// ctHalfOpenAge is XLB_CT_HALF_OPEN_AGE: seconds a half-open
+	// connection is idle before a new one may take its place.
+	ctHalfOpenAge = 2
 	// ctStateInvalid is CT_STATE_MAX: a state no entry has, the mark of
 	// a slot given back (expired at once, still used).
 	ctStateInvalid = uint8(xlbCtStateCT_STATE_MAX)

@@ -226,25 +226,27 @@ type xlbXlbCounters struct {
 type xlbXlbCtConsts uint32
 
 const (
-	xlbXlbCtConstsXLB_CT_CONST_HASH_SEED   xlbXlbCtConsts = 2058479085
-	xlbXlbCtConstsXLB_CT_CONST_JHASH_INIT  xlbXlbCtConsts = 3735928559
-	xlbXlbCtConstsXLB_CT_CONST_PROBE       xlbXlbCtConsts = 16
-	xlbXlbCtConstsXLB_CT_CONST_REUSE_GRACE xlbXlbCtConsts = 2
-	xlbXlbCtConstsXLB_CT_CONST_HOLD_PERIOD xlbXlbCtConsts = 16
-	xlbXlbCtConstsXLB_CT_CONST_SLOTS_NUM   xlbXlbCtConsts = 16
-	xlbXlbCtConstsXLB_CT_CONST_SLOTS_DEN   xlbXlbCtConsts = 5
+	xlbXlbCtConstsXLB_CT_CONST_HASH_SEED     xlbXlbCtConsts = 2058479085
+	xlbXlbCtConstsXLB_CT_CONST_JHASH_INIT    xlbXlbCtConsts = 3735928559
+	xlbXlbCtConstsXLB_CT_CONST_PROBE         xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_REUSE_GRACE   xlbXlbCtConsts = 2
+	xlbXlbCtConstsXLB_CT_CONST_HOLD_PERIOD   xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_HALF_OPEN_AGE xlbXlbCtConsts = 2
+	xlbXlbCtConstsXLB_CT_CONST_SLOTS_NUM     xlbXlbCtConsts = 16
+	xlbXlbCtConstsXLB_CT_CONST_SLOTS_DEN     xlbXlbCtConsts = 5
 )
 
 type xlbXlbCtStat uint32
 
 const (
-	xlbXlbCtStatCT_STAT_INSERTS      xlbXlbCtStat = 0
-	xlbXlbCtStatCT_STAT_MISS_REPLY   xlbXlbCtStat = 1
-	xlbXlbCtStatCT_STAT_MISS_FORWARD xlbXlbCtStat = 2
-	xlbXlbCtStatCT_STAT_CP_INSERTS   xlbXlbCtStat = 3
-	xlbXlbCtStatCT_STAT_CP_REMOVALS  xlbXlbCtStat = 4
-	xlbXlbCtStatCT_STAT_FULL         xlbXlbCtStat = 5
-	xlbXlbCtStatCT_STAT_MAX          xlbXlbCtStat = 6
+	xlbXlbCtStatCT_STAT_INSERTS         xlbXlbCtStat = 0
+	xlbXlbCtStatCT_STAT_MISS_REPLY      xlbXlbCtStat = 1
+	xlbXlbCtStatCT_STAT_MISS_FORWARD    xlbXlbCtStat = 2
+	xlbXlbCtStatCT_STAT_CP_INSERTS      xlbXlbCtStat = 3
+	xlbXlbCtStatCT_STAT_CP_REMOVALS     xlbXlbCtStat = 4
+	xlbXlbCtStatCT_STAT_FULL            xlbXlbCtStat = 5
+	xlbXlbCtStatCT_STAT_HALF_OPEN_DROPS xlbXlbCtStat = 6
+	xlbXlbCtStatCT_STAT_MAX             xlbXlbCtStat = 7
 )
 
 type xlbXlbDropReason uint32

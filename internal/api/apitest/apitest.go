@@ -169,7 +169,7 @@ func (b *Backend) ZeroCounters(k *loadbalancer.ServiceKey) error {
 func (b *Backend) Stats() (api.Stats, error) {
 	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 5},
 		ConnTables: []api.ConnTable{{Family: "ipv4", MaxEntries: 1024, Connections: 512, MemoryBytes: 106496, Entries: 300, LiveEntries: 256, Occupancy: 0.25,
-			Inserts: 400, Removals: 100, Refused: 0, ReplyMisses: 3, ForwardMisses: 1}}}, nil
+			Inserts: 400, Removals: 100, Refused: 0, HalfOpenDrops: 4, ReplyMisses: 3, ForwardMisses: 1}}}, nil
 }
 
 // Serve serves the API over a Backend holding yaml on a unix socket in
