@@ -223,3 +223,55 @@ func (d *Datapath) ConnTable4Bytes() (uint64, error) {
 	}
 	return b, nil
 }
+
+// ConnTableDepth is where a table's live forward entries lie from their
+// home slot, by 128-byte pair: what an established client->real packet
+// reads. Reverse entries are always in their home pair.
+type ConnTableDepth struct {
+	Family  string
+	Forward uint64 // live forward entries
+	// ByPair counts them in the home pair, the next pair, the one after
+	// it, and further.
+	ByPair [4]uint64
+}
+
+// MeanPairs is the mean number of pairs a lookup of a forward entry
+// reads (ByPair's last class counted as its lower bound, four).
+func (c ConnTableDepth) MeanPairs() float64 {
+	if c.Forward == 0 {
+		return 0
+	}
+	var sum uint64
+	for i, n := range c.ByPair {
+		sum += uint64(i+1) * n
+	}
+	return float64(sum) / float64(c.Forward)
+}
+
+// ConnTableDepths walks both tables (as CountConnEntries does) and says
+// where their live forward entries lie from their homes.
+func (d *Datapath) ConnTableDepths() ([]ConnTableDepth, error) {
+	now, err := monotonicSeconds()
+	if err != nil {
+		return nil, err
+	}
+	timeouts := d.timeouts()
+	out := []ConnTableDepth{{Family: FamilyIPv4}, {Family: FamilyIPv6}}
+	for f, t := range d.ct {
+		for i := range t.len() {
+			h := t.head(i)
+			if !h.isEntry() || h.flags&ctFReverse != 0 || t.expired(h, now, timeouts, 0) {
+				continue
+			}
+			var k ctKey
+			if t.v6 {
+				k.v6 = t.slot6(i).Key
+			} else {
+				k.v4 = t.slot4(i).Key
+			}
+			out[f].Forward++
+			out[f].ByPair[min((i-t.home(k))/2, 3)]++
+		}
+	}
+	return out, nil
+}

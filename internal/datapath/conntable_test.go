@@ -302,6 +302,22 @@ func TestPutConnsFoundByDataPath(t *testing.T) {
 	if st, c := e.ctStats(f), e.ctCount(f); st.Inserts != 2*n || c.Entries != 2*n || c.Live != 2*n {
 		t.Fatalf("counters %+v and walk %+v after filling %d connections; want %d entries", st, c, n, 2*n)
 	}
+	// where the forward entries lie, from each one's slot and home
+	var want [4]uint64
+	for i := range n {
+		c := conn(i)
+		k := keyOf(c.Client, netip.AddrPortFrom(f.vip, 80), loadbalancer.TCP)
+		slot, _ := e.ctSlot(f, k)
+		want[min((slot-e.table(f).home(k))/2, 3)]++
+	}
+	depths, err := e.dp.ConnTableDepths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := depths[0]; d.Family != FamilyIPv4 || d.Forward != n || d.ByPair != want || d.MeanPairs() < 1 || depths[1].Forward != 0 {
+		t.Fatalf("depths %+v, want %d forward IPv4 entries by pair %v", depths, n, want)
+	}
+	t.Logf("forward entries by pair from home: %v, %.2f pairs per lookup", want, depths[0].MeanPairs())
 	for i := range n {
 		c := conn(i)
 		ack := e.clientPkt(f, loadbalancer.TCP, c.Client.Port(), 80, "A")

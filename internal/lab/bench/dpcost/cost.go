@@ -48,6 +48,11 @@ type Row struct {
 	// PutRefused counts the connections of the fill that found their
 	// probe full (the table is sized for Conns)
 	PutRefused int `json:"put_refused"`
+	// FwdHomePair is the share of the forward entries in their home
+	// pair (128 bytes, read first) and FwdPairs the mean pairs a
+	// client->real lookup reads, from a walk of the filled table
+	FwdHomePair float64 `json:"fwd_in_home_pair"`
+	FwdPairs    float64 `json:"fwd_pairs_per_lookup"`
 }
 
 // Table is the measurement: the XDP_TX baseline and a row per size.
@@ -167,6 +172,13 @@ func measureKinds(o Options, n, size int, tx *ebpf.Program, h *progbench.Harness
 	}
 	if size == n {
 		row.PutRefused = n - put
+		depths, err := e.dp.ConnTableDepths()
+		if err != nil {
+			return err
+		}
+		if d := depths[0]; d.Forward > 0 {
+			row.FwdHomePair, row.FwdPairs = float64(d.ByPair[0])/float64(d.Forward), d.MeanPairs()
+		}
 	}
 	// a stride none of whose connections found room (one connection per
 	// stride at small sizes) sends as the flow before it, or after it
@@ -256,12 +268,12 @@ func measureKinds(o Options, n, size int, tx *ebpf.Program, h *progbench.Harness
 func (t Table) Markdown() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "bare XDP_TX through the harness: %.1f ns/packet (alone, no harness: %.1f ns)\n\n", t.TxNs, t.TxAloneNs)
-	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | client->real, partial checksum (128 B frame) | IPv4 table for n connections | per connection | left out of the fill |\n")
-	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | client->real, partial checksum (128 B frame) | IPv4 table for n connections | per connection | left out of the fill | client->real entries in their home pair | 128-byte pairs per client->real lookup |\n")
+	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	r := func(ns float64) string { return fmt.Sprintf("%.1f ns (%.2fx)", ns, ns/t.TxNs) }
 	for _, row := range t.Rows {
-		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f B | %d |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs),
-			float64(row.Ct4Bytes)/(1<<20), float64(row.Ct4Bytes)/float64(row.Conns), row.PutRefused)
+		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f B | %d | %.1f%% | %.2f |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs),
+			float64(row.Ct4Bytes)/(1<<20), float64(row.Ct4Bytes)/float64(row.Conns), row.PutRefused, 100*row.FwdHomePair, row.FwdPairs)
 	}
 	if len(t.Rows) > 2 {
 		ref, last := t.Rows[1], t.Rows[len(t.Rows)-1]
