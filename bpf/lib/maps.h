@@ -276,14 +276,16 @@ struct {
 } verdict_stats SEC(".maps");
 
 /* Runtime settings (timeouts, local port range). The Go owner writes it
- * after load; these defaults are IPVS's. */
+ * after load; these defaults are loadbalancer.DefaultSettings' (a test
+ * checks): IPVS's established timeout, DPVS's handshake and closing
+ * ones. */
 struct xlb_config xlb_cfg = {
 	.timeouts =
 		{
-			[CT_SYN_SENT] = 60,
+			[CT_SYN_SENT] = 30,
 			[CT_ESTABLISHED] = 900,
-			[CT_FIN] = 120,
-			[CT_CLOSE] = 10,
+			[CT_FIN] = 7,
+			[CT_CLOSE] = 3,
 			[CT_UDP] = 300,
 		},
 	.lport_min = 1025,

@@ -74,7 +74,7 @@ func TestIpvsadm(t *testing.T) {
 			"TCP  192.0.2.10:80                       0        0        0        0        0\n" +
 			"  -> 198.51.100.1:8080                   0        0        0        0        0\n" +
 			"  -> 198.51.100.2:8080                   0        0        0        0        0\n"},
-		{name: "--timeout", have: "-L --timeout", wantOut: "Timeout (tcp tcpfin udp): 900 120 300\n"},
+		{name: "--timeout", have: "-L --timeout", wantOut: "Timeout (tcp tcpfin udp): 900 7 300\n"},
 		{name: "--daemon", have: "-L --daemon"},
 		{name: "-c", have: "-Lnc", wantOut: "IPVS connection entries\n" +
 			"pro expire state       source             virtual            destination\n" +

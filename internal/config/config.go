@@ -35,13 +35,19 @@ type Config struct {
 	Services []Service `yaml:"services" json:"services"`
 }
 
-// Timeouts are connection timeouts in seconds, as `ipvsadm --set tcp
-// tcpfin udp` sets them. A key the file leaves out keeps the default; a
-// key it gives must be 1 to 31536000 (a year).
+// Timeouts are connection timeouts in seconds, per state: tcp, tcp_fin
+// and udp as `ipvsadm --set tcp tcpfin udp` sets them, and the handshake
+// and after a RST. Profile names the set the others start from
+// (loadbalancer.TimeoutProfile; default "xlb"). A key the file leaves out
+// keeps the profile's value; a key it gives must be 1 to 31536000 (a
+// year).
 type Timeouts struct {
-	TCP    int `yaml:"tcp,omitempty" json:"tcp,omitempty"`         // established TCP
-	TCPFin int `yaml:"tcp_fin,omitempty" json:"tcp_fin,omitempty"` // TCP after a FIN
-	UDP    int `yaml:"udp,omitempty" json:"udp,omitempty"`
+	Profile  string `yaml:"profile,omitempty" json:"profile,omitempty"`
+	TCP      int    `yaml:"tcp,omitempty" json:"tcp,omitempty"`             // established TCP
+	TCPSyn   int    `yaml:"tcp_syn,omitempty" json:"tcp_syn,omitempty"`     // TCP before the client's handshake ACK
+	TCPFin   int    `yaml:"tcp_fin,omitempty" json:"tcp_fin,omitempty"`     // TCP after a FIN
+	TCPClose int    `yaml:"tcp_close,omitempty" json:"tcp_close,omitempty"` // TCP after a RST
+	UDP      int    `yaml:"udp,omitempty" json:"udp,omitempty"`
 
 	// given records which keys the YAML document wrote, so that an
 	// explicit 0 is told apart from a key left out.
@@ -55,6 +61,8 @@ const (
 	givenTCP timeoutKeys = 1 << iota
 	givenTCPFin
 	givenUDP
+	givenTCPSyn
+	givenTCPClose
 )
 
 // UnmarshalYAML decodes the timeouts and records which keys are present.
@@ -63,23 +71,28 @@ const (
 // their line numbers.
 func (t *Timeouts) UnmarshalYAML(unmarshal func(any) error) error {
 	var raw struct {
-		TCP    *int `yaml:"tcp"`
-		TCPFin *int `yaml:"tcp_fin"`
-		UDP    *int `yaml:"udp"`
+		Profile  string `yaml:"profile"`
+		TCP      *int   `yaml:"tcp"`
+		TCPSyn   *int   `yaml:"tcp_syn"`
+		TCPFin   *int   `yaml:"tcp_fin"`
+		TCPClose *int   `yaml:"tcp_close"`
+		UDP      *int   `yaml:"udp"`
 	}
 	// The error is returned as is: yaml.v3 merges a *yaml.TypeError
 	// into the document's list of errors only when it is not wrapped.
 	if err := unmarshal(&raw); err != nil {
 		return err
 	}
-	*t = Timeouts{}
+	*t = Timeouts{Profile: raw.Profile}
 	for _, f := range []struct {
 		src *int
 		dst *int
 		key timeoutKeys
 	}{
 		{raw.TCP, &t.TCP, givenTCP},
+		{raw.TCPSyn, &t.TCPSyn, givenTCPSyn},
 		{raw.TCPFin, &t.TCPFin, givenTCPFin},
+		{raw.TCPClose, &t.TCPClose, givenTCPClose},
 		{raw.UDP, &t.UDP, givenUDP},
 	} {
 		if f.src != nil {
@@ -94,17 +107,23 @@ func (t *Timeouts) UnmarshalYAML(unmarshal func(any) error) error {
 // an explicit 0 included, so that Parse reads back the same timeouts.
 func (t Timeouts) MarshalYAML() (any, error) {
 	var out struct {
-		TCP    *int `yaml:"tcp,omitempty"`
-		TCPFin *int `yaml:"tcp_fin,omitempty"`
-		UDP    *int `yaml:"udp,omitempty"`
+		Profile  string `yaml:"profile,omitempty"`
+		TCP      *int   `yaml:"tcp,omitempty"`
+		TCPSyn   *int   `yaml:"tcp_syn,omitempty"`
+		TCPFin   *int   `yaml:"tcp_fin,omitempty"`
+		TCPClose *int   `yaml:"tcp_close,omitempty"`
+		UDP      *int   `yaml:"udp,omitempty"`
 	}
+	out.Profile = t.Profile
 	for _, f := range []struct {
 		v   int
 		key timeoutKeys
 		dst **int
 	}{
 		{t.TCP, givenTCP, &out.TCP},
+		{t.TCPSyn, givenTCPSyn, &out.TCPSyn},
 		{t.TCPFin, givenTCPFin, &out.TCPFin},
+		{t.TCPClose, givenTCPClose, &out.TCPClose},
 		{t.UDP, givenUDP, &out.UDP},
 	} {
 		if f.v != 0 || t.given&f.key != 0 {

@@ -113,6 +113,9 @@ func TestValidate(t *testing.T) {
 		{"zero timeout", valid + "timeouts: {tcp: 0}\n", "timeouts.tcp: 0 is out of range (want 1 to 31536000 seconds)"},
 		{"negative timeout", valid + "timeouts: {tcp_fin: -5}\n", "timeouts.tcp_fin: -5 is out of range"},
 		{"timeout over a year", valid + "timeouts: {udp: 31536001}\n", "timeouts.udp: 31536001 is out of range"},
+		{"every state's timeout", valid + "timeouts: {profile: dpvs, tcp: 90, tcp_syn: 5, tcp_fin: 7, tcp_close: 1, udp: 30}\n", ""},
+		{"zero close timeout", valid + "timeouts: {tcp_close: 0}\n", "timeouts.tcp_close: 0 is out of range"},
+		{"unknown profile", valid + "timeouts: {profile: lvs}\n", `timeouts.profile: "lvs" is not a set of timeouts (want one of xlb, ipvs, dpvs)`},
 		{"port range", valid + "local_port_range: 1-65535\n", ""},
 		{"conn_table", valid + "conn_table: {ipv4: 16, ipv6: 268435456}\n", ""},
 		{"conn_table zero is the default", valid + "conn_table: {ipv4: 0}\n", ""},
@@ -261,6 +264,21 @@ func TestDesired(t *testing.T) {
 
 	if d.ConnTable != loadbalancer.DefaultConnTableSizes() {
 		t.Errorf("connection tables %+v, want the defaults", d.ConnTable)
+	}
+
+	for _, tc := range []struct {
+		timeouts string
+		want     loadbalancer.StateTimeouts
+	}{
+		{"{profile: ipvs}", loadbalancer.StateTimeouts{Syn: time.Minute, Established: 900 * time.Second, Fin: 120 * time.Second, Close: 10 * time.Second, UDP: 300 * time.Second}},
+		{"{profile: dpvs, tcp_close: 1}", loadbalancer.StateTimeouts{Syn: 30 * time.Second, Established: 90 * time.Second, Fin: 7 * time.Second, Close: time.Second, UDP: 300 * time.Second}},
+		{"{tcp_syn: 5}", loadbalancer.StateTimeouts{Syn: 5 * time.Second, Established: 900 * time.Second, Fin: 7 * time.Second, Close: 3 * time.Second, UDP: 300 * time.Second}},
+	} {
+		st := desired(t, "timeouts: "+tc.timeouts+"\n"+valid).Settings
+		got := loadbalancer.StateTimeouts{Syn: st.TCPSynTimeout, Established: st.TCPTimeout, Fin: st.TCPFinTimeout, Close: st.TCPRstTimeout, UDP: st.UDPTimeout}
+		if got != tc.want {
+			t.Errorf("timeouts %s: %+v, want %+v", tc.timeouts, got, tc.want)
+		}
 	}
 
 	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\nconn_table: {ipv6: 5000}\n" +

@@ -42,7 +42,7 @@ func (c Changes) String() string {
 	var lines []string
 	if s := c.Settings; s != nil {
 		lines = append(lines, fmt.Sprintf(
-			"set settings: tcp_syn %v, tcp %v, tcp_fin %v, tcp_rst %v, udp %v, local ports %d-%d, fib cache ttl %v",
+			"set settings: tcp_syn %v, tcp %v, tcp_fin %v, tcp_close %v, udp %v, local ports %d-%d, fib cache ttl %v",
 			s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout,
 			s.LocalPortMin, s.LocalPortMax, s.FIBCacheTTL))
 	}

@@ -66,7 +66,7 @@ func TestDiff(t *testing.T) {
 		want string // Changes.String()
 	}{
 		{"nothing to everything", nil, twoServices, strings.Join([]string{
-			"set settings: tcp_syn 1m0s, tcp 15m0s, tcp_fin 2m0s, tcp_rst 10s, udp 5m0s, local ports 1025-65535, fib cache ttl 1s",
+			"set settings: tcp_syn 30s, tcp 15m0s, tcp_fin 7s, tcp_close 3s, udp 5m0s, local ports 1025-65535, fib cache ttl 1s",
 			"add service tcp 10.0.0.1:80 (rr, local IPs 10.0.2.254 10.0.2.253)",
 			"add service udp 10.0.0.1:53 (rr, local IPs 10.0.2.254)",
 			"set reals of tcp 10.0.0.1:80: 10.0.2.1:8080 weight 1, 10.0.2.2:8080 weight 1",
@@ -94,7 +94,7 @@ func TestDiff(t *testing.T) {
 		{"protocol changed", base, edit(t, "protocol: udp", "protocol: tcp"),
 			"remove service udp 10.0.0.1:53\nadd service tcp 10.0.0.1:53 (rr, local IPs 10.0.2.254)\nset reals of tcp 10.0.0.1:53: 10.0.2.1:53 weight 1"},
 		{"timeout changed", base, twoServices + "timeouts: {udp: 60}\n",
-			"set settings: tcp_syn 1m0s, tcp 15m0s, tcp_fin 2m0s, tcp_rst 10s, udp 1m0s, local ports 1025-65535, fib cache ttl 1s"},
+			"set settings: tcp_syn 30s, tcp 15m0s, tcp_fin 7s, tcp_close 3s, udp 1m0s, local ports 1025-65535, fib cache ttl 1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Diff(tc.from, desired(t, tc.to))

@@ -147,6 +147,17 @@ func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 	if t == nil {
 		return
 	}
+	if t.Profile != "" {
+		p, ok := loadbalancer.TimeoutProfile(t.Profile)
+		if !ok {
+			ch.addf("timeouts.profile", "%q is not a set of timeouts (want one of %s)", t.Profile,
+				strings.Join(loadbalancer.TimeoutProfileNames(), ", "))
+		}
+		s.SetStateTimeouts(p)
+		if !ok {
+			*s = loadbalancer.DefaultSettings()
+		}
+	}
 	for _, f := range []struct {
 		name string
 		secs int
@@ -154,7 +165,9 @@ func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 		dst  *time.Duration
 	}{
 		{"tcp", t.TCP, givenTCP, &s.TCPTimeout},
+		{"tcp_syn", t.TCPSyn, givenTCPSyn, &s.TCPSynTimeout},
 		{"tcp_fin", t.TCPFin, givenTCPFin, &s.TCPFinTimeout},
+		{"tcp_close", t.TCPClose, givenTCPClose, &s.TCPRstTimeout},
 		{"udp", t.UDP, givenUDP, &s.UDPTimeout},
 	} {
 		switch {

@@ -224,9 +224,11 @@ func TestWriteTimeouts(t *testing.T) {
 		have *config.Config
 		want string
 	}{
-		{"defaults", &config.Config{}, "Timeout (tcp tcpfin udp): 900 120 300\n"},
-		{"no configuration", nil, "Timeout (tcp tcpfin udp): 900 120 300\n"},
-		{"set", &config.Config{Timeouts: &config.Timeouts{TCP: 600, UDP: 30}}, "Timeout (tcp tcpfin udp): 600 120 30\n"},
+		{"defaults", &config.Config{}, "Timeout (tcp tcpfin udp): 900 7 300\n"},
+		{"no configuration", nil, "Timeout (tcp tcpfin udp): 900 7 300\n"},
+		{"set", &config.Config{Timeouts: &config.Timeouts{TCP: 600, UDP: 30}}, "Timeout (tcp tcpfin udp): 600 7 30\n"},
+		{"ipvs profile", &config.Config{Timeouts: &config.Timeouts{Profile: "ipvs", UDP: 30}}, "Timeout (tcp tcpfin udp): 900 120 30\n"},
+		{"dpvs profile", &config.Config{Timeouts: &config.Timeouts{Profile: "dpvs"}}, "Timeout (tcp tcpfin udp): 90 7 300\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
@@ -257,7 +259,8 @@ func fixtureConns() []api.Conn {
 }
 
 func TestWriteConns(t *testing.T) {
-	rows := ConnRows(fixtureConns(), (*config.Config)(nil).TimeoutSettings())
+	// IPVS's timeouts, so that the expiry column reads as ipvsadm's
+	rows := ConnRows(fixtureConns(), (&config.Config{Timeouts: &config.Timeouts{Profile: "ipvs"}}).TimeoutSettings())
 	for _, tc := range []struct {
 		name string
 		opts ListOptions

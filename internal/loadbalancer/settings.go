@@ -22,19 +22,56 @@ type Settings struct {
 	FIBCacheTTL time.Duration
 }
 
-// DefaultSettings returns IPVS's timeouts (TCP 900 s, FIN 120 s, UDP 300 s)
-// and the local port range 1025-65535.
+// DefaultSettings returns the timeouts of TimeoutsXLB and the local port
+// range 1025-65535.
 func DefaultSettings() Settings {
-	return Settings{
-		TCPSynTimeout: 60 * time.Second,
-		TCPTimeout:    900 * time.Second,
-		TCPFinTimeout: 120 * time.Second,
-		TCPRstTimeout: 10 * time.Second,
-		UDPTimeout:    300 * time.Second,
-		LocalPortMin:  1025,
-		LocalPortMax:  65535,
-		FIBCacheTTL:   time.Second,
-	}
+	s := Settings{LocalPortMin: 1025, LocalPortMax: 65535, FIBCacheTTL: time.Second}
+	s.SetStateTimeouts(timeoutProfiles[TimeoutsXLB])
+	return s
+}
+
+// The named sets of state timeouts (the configuration's timeouts.profile).
+const (
+	// TimeoutsXLB, the default: IPVS's established timeout (900 s: an
+	// idle connection lives as long as under IPVS) and DPVS's handshake
+	// and closing ones (SYN 30 s, FIN 7 s, RST 3 s), so that a closed
+	// connection gives its local port back within seconds.
+	TimeoutsXLB = "xlb"
+	// TimeoutsIPVS is what IPVS and earlier xlb versions use: SYN 60 s,
+	// established 900 s, FIN 120 s, RST 10 s, UDP 300 s.
+	TimeoutsIPVS = "ipvs"
+	// TimeoutsDPVS is DPVS's: SYN 30 s (its syn_recv), established 90 s,
+	// FIN 7 s (fin_wait, time_wait, close_wait, last_ack), RST 3 s (its
+	// close), UDP 300 s.
+	TimeoutsDPVS = "dpvs"
+)
+
+// StateTimeouts are how long an entry lives without packets in each
+// state.
+type StateTimeouts struct {
+	Syn, Established, Fin, Close, UDP time.Duration
+}
+
+var timeoutProfiles = map[string]StateTimeouts{
+	TimeoutsXLB:  {Syn: 30 * time.Second, Established: 900 * time.Second, Fin: 7 * time.Second, Close: 3 * time.Second, UDP: 300 * time.Second},
+	TimeoutsIPVS: {Syn: 60 * time.Second, Established: 900 * time.Second, Fin: 120 * time.Second, Close: 10 * time.Second, UDP: 300 * time.Second},
+	TimeoutsDPVS: {Syn: 30 * time.Second, Established: 90 * time.Second, Fin: 7 * time.Second, Close: 3 * time.Second, UDP: 300 * time.Second},
+}
+
+// TimeoutProfile returns the named set of state timeouts; ok is false
+// for an unknown name.
+func TimeoutProfile(name string) (t StateTimeouts, ok bool) {
+	t, ok = timeoutProfiles[name]
+	return t, ok
+}
+
+// TimeoutProfileNames lists the names TimeoutProfile knows, the default
+// first.
+func TimeoutProfileNames() []string { return []string{TimeoutsXLB, TimeoutsIPVS, TimeoutsDPVS} }
+
+// SetStateTimeouts sets the five state timeouts.
+func (s *Settings) SetStateTimeouts(t StateTimeouts) {
+	s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout = t.Syn, t.Established, t.Fin, t.Close, t.UDP
 }
 
 // Timeout returns how long a connection entry in state st lives without
