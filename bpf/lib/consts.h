@@ -19,7 +19,9 @@
 #define XLB_TOO_BIG 0x100
 
 #ifndef XLB_MAX_SERVICES
-#define XLB_MAX_SERVICES 1024 /* services (and per-service arrays) */
+/* services (and per-service arrays); a power of two: ct_idle_past masks
+ * a service id with it */
+#define XLB_MAX_SERVICES 1024
 #endif
 
 #ifndef XLB_MAX_VIPS

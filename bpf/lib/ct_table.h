@@ -52,6 +52,9 @@ enum xlb_ct_consts {
 
 const enum xlb_ct_consts ct_consts_type __attribute__((unused));
 
+_Static_assert((XLB_MAX_SERVICES & (XLB_MAX_SERVICES - 1)) == 0,
+	       "ct_idle_past masks service ids with XLB_MAX_SERVICES - 1");
+
 /* A key of either table, 8-byte aligned: keys compare as 64-bit words. */
 union ct_key {
 	struct ct4_key v4;
@@ -143,18 +146,19 @@ static __always_inline bool ct_key_is(const struct ct_entry *e,
 }
 
 /* ct_idle_past tells whether an entry of head h has been idle longer
- * than its state's timeout plus grace seconds. */
+ * than its state's timeout plus grace seconds: the timeout in force for
+ * its service (xlb_svc_timeouts, by the service id in the head). */
 static __always_inline bool ct_idle_past(const union ct_head *h, __u32 now,
 					 __u32 grace)
 {
-	__u32 state = h->f.state;
+	__u32 state = h->f.state, svc = h->f.svc_id & (XLB_MAX_SERVICES - 1);
 
 	/* one register for the check and the index, so the verifier sees
 	 * the bound (clang would otherwise check a copy) */
 	asm volatile("" : "+r"(state));
 	if (state >= CT_STATE_MAX)
 		return true;
-	return now - h->f.last_seen > xlb_cfg.timeouts[state] + grace;
+	return now - h->f.last_seen > xlb_svc_timeouts[svc].secs[state] + grace;
 }
 
 /* ct_free tells whether a slot of head h may take a new entry: never

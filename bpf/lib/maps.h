@@ -275,19 +275,9 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } verdict_stats SEC(".maps");
 
-/* Runtime settings (timeouts, local port range). The Go owner writes it
- * after load; these defaults are loadbalancer.DefaultSettings' (a test
- * checks): IPVS's established timeout, DPVS's handshake and closing
- * ones. */
+/* Runtime settings (local port range, next-hop cache). The Go owner
+ * writes it after load. */
 struct xlb_config xlb_cfg = {
-	.timeouts =
-		{
-			[CT_SYN_SENT] = 30,
-			[CT_ESTABLISHED] = 900,
-			[CT_FIN] = 7,
-			[CT_CLOSE] = 3,
-			[CT_UDP] = 300,
-		},
 	.lport_min = 1025,
 	.lport_max = 65535,
 	.ncpus = 1,
@@ -295,5 +285,15 @@ struct xlb_config xlb_cfg = {
 	.ct4_slots = XLB_CT4_SLOTS,
 	.ct6_slots = XLB_CT6_SLOTS,
 };
+
+/* The state timeouts in force for each service id: its own, or the
+ * global ones (also for ids no service has: entries of a removed service
+ * age out by them). Every expiry check reads it through the service id
+ * in an entry's first word: a global array, so that the read is an
+ * index, with no branch and no map lookup whose key would take stack the
+ * probes' call chain does not have. Not pinned: the owner writes all of
+ * it at load and whenever a timeout changes, before it attaches a new
+ * program. */
+struct svc_timeouts xlb_svc_timeouts[XLB_MAX_SERVICES];
 
 #endif /* XLB_MAPS_H */

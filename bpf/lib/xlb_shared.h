@@ -114,7 +114,7 @@ struct persist_entry {
 	__u32 expires;
 };
 
-/* Connection states; each has its own timeout (struct xlb_config). */
+/* Connection states; each has its own timeout (xlb_svc_timeouts). */
 enum ct_state {
 	CT_SYN_SENT = 0,    /* TCP: SYN seen, handshake not complete */
 	CT_ESTABLISHED = 1, /* TCP: handshake complete */
@@ -122,6 +122,12 @@ enum ct_state {
 	CT_CLOSE = 3,	    /* TCP: RST seen */
 	CT_UDP = 4,	    /* UDP flow */
 	CT_STATE_MAX,
+};
+
+/* xlb_svc_timeouts element: the timeouts in force for a service, in
+ * seconds, by enum ct_state. */
+struct svc_timeouts {
+	__u32 secs[CT_STATE_MAX];
 };
 
 /* ct_entry.flags */
@@ -280,8 +286,7 @@ enum xlb_ct_stat {
 
 /* Runtime settings, a global variable the Go owner writes. */
 struct xlb_config {
-	__u32 timeouts[CT_STATE_MAX]; /* seconds, indexed by enum ct_state */
-	__u16 lport_min;	      /* local port range, inclusive */
+	__u16 lport_min; /* local port range, inclusive */
 	__u16 lport_max;
 	__u32 ncpus;	     /* CPUs the local port range is split over */
 	__u32 fib_cache_ttl; /* seconds a next hop is reused; 0 = no cache */

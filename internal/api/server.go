@@ -233,7 +233,7 @@ func (s *server) listConns(w http.ResponseWriter, r *http.Request) {
 			return true // a filter shows the forward entries of one VIP
 		}
 		out = append(out, Conn{Protocol: c.Proto, From: c.From, To: c.To, Peer: c.Peer,
-			Reverse: c.Reverse, State: c.State, IdleSecs: c.Idle.Seconds()})
+			Reverse: c.Reverse, State: c.State, IdleSecs: c.Idle.Seconds(), TimeoutSecs: c.Timeout.Seconds()})
 		return len(out) < maxConns
 	})
 	if err != nil {

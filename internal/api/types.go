@@ -105,6 +105,9 @@ type Conn struct {
 	Reverse  bool                   `json:"reverse"`
 	State    loadbalancer.ConnState `json:"state"`
 	IdleSecs float64                `json:"idle_seconds"`
+	// TimeoutSecs is how long the entry lives without packets in its
+	// state: its service's own timeout or the global one.
+	TimeoutSecs float64 `json:"timeout_seconds"`
 }
 
 // ApplyResult says what an apply changed, and the revision of the

@@ -42,9 +42,11 @@ func TestWire(t *testing.T) {
 	f, sock := apitest.Serve(t, wireConfig)
 	f.ConnEntries = []loadbalancer.ConnEntry{
 		{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"), To: netip.MustParseAddrPort("192.0.2.10:80"),
-			Peer: netip.MustParseAddrPort("198.51.100.254:40000"), State: loadbalancer.StateEstablished, Idle: 1500 * time.Millisecond},
+			Peer: netip.MustParseAddrPort("198.51.100.254:40000"), State: loadbalancer.StateEstablished, Idle: 1500 * time.Millisecond,
+			Timeout: 900 * time.Second},
 		{Proto: loadbalancer.UDP, From: netip.MustParseAddrPort("[2001:db8::1]:53"), To: netip.MustParseAddrPort("[2001:db8::fe]:40001"),
-			Peer: netip.MustParseAddrPort("[2001:db8:1::7]:5353"), Reverse: true, State: loadbalancer.StateUDP},
+			Peer: netip.MustParseAddrPort("[2001:db8:1::7]:5353"), Reverse: true, State: loadbalancer.StateUDP,
+			Timeout: 300 * time.Second},
 	}
 	hc := rawClient(sock)
 	for _, tc := range []struct{ path, want string }{
@@ -57,9 +59,9 @@ func TestWire(t *testing.T) {
 			`"reals":[{"address":"2001:db8::1","port":53,"weight":1,"active_conns":1,"inactive_conns":0,` +
 			`"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0}}]}]`},
 		{"/v1/conns", `[{"protocol":"tcp","from":"203.0.113.7:5000","to":"192.0.2.10:80","peer":"198.51.100.254:40000",` +
-			`"reverse":false,"state":"ESTABLISHED","idle_seconds":1.5},` +
+			`"reverse":false,"state":"ESTABLISHED","idle_seconds":1.5,"timeout_seconds":900},` +
 			`{"protocol":"udp","from":"[2001:db8::1]:53","to":"[2001:db8::fe]:40001","peer":"[2001:db8:1::7]:5353",` +
-			`"reverse":true,"state":"UDP","idle_seconds":0}]`},
+			`"reverse":true,"state":"UDP","idle_seconds":0,"timeout_seconds":300}]`},
 		{"/v1/stats", `{"drops":{"ip_truncated":2},"verdicts":{"tx":5},"redirect_tx_failed":0,"redirect_errors":0,"icmp_too_big_sent":0,` +
 			`"conn_tables":[{"family":"ipv4","max_entries":1024,"connections":512,"memory_bytes":106496,"entries":300,"live_entries":256,"occupancy":0.25,` +
 			`"inserts":400,"removals":100,"refused":0,"half_open_drops":4,"reply_misses":3,"forward_misses":1}]}`},

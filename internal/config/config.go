@@ -165,6 +165,9 @@ type Service struct {
 	// IPv4 mask ("255.255.255.0") or a prefix length ("24"); default:
 	// the whole address (/32, /128).
 	Netmask string `yaml:"netmask,omitempty" json:"netmask,omitempty"`
+	// Timeouts are the service's own connection timeouts, the same keys
+	// as the top level's; a key it leaves out has the top level's value.
+	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
 	// HealthCheck checks the reals; without one every real is up.
 	HealthCheck *HealthCheck `yaml:"health_check,omitempty" json:"health_check,omitempty"`
 	// Mode is the forwarding method; only fullnat (the default) exists.
@@ -298,6 +301,10 @@ func (c *Config) Clone() *Config {
 	}
 	for i, s := range c.Services {
 		s.LocalIPs = slices.Clone(s.LocalIPs)
+		if s.Timeouts != nil {
+			t := *s.Timeouts
+			s.Timeouts = &t
+		}
 		if s.HealthCheck != nil {
 			h := *s.HealthCheck
 			s.HealthCheck = &h

@@ -116,6 +116,9 @@ func TestValidate(t *testing.T) {
 		{"every state's timeout", valid + "timeouts: {profile: dpvs, tcp: 90, tcp_syn: 5, tcp_fin: 7, tcp_close: 1, udp: 30}\n", ""},
 		{"zero close timeout", valid + "timeouts: {tcp_close: 0}\n", "timeouts.tcp_close: 0 is out of range"},
 		{"unknown profile", valid + "timeouts: {profile: lvs}\n", `timeouts.profile: "lvs" is not a set of timeouts (want one of xlb, ipvs, dpvs)`},
+		{"service timeouts", strings.Replace(valid, "    port: 80\n", "    port: 80\n    timeouts: {profile: dpvs, tcp_fin: 2}\n", 1), ""},
+		{"service timeout out of range", strings.Replace(valid, "    port: 80\n", "    port: 80\n    timeouts: {tcp: 0}\n", 1), "services[0].timeouts.tcp: 0 is out of range"},
+		{"service timeouts profile", strings.Replace(valid, "    port: 80\n", "    port: 80\n    timeouts: {profile: x}\n", 1), `services[0].timeouts.profile: "x" is not a set of timeouts`},
 		{"port range", valid + "local_port_range: 1-65535\n", ""},
 		{"conn_table", valid + "conn_table: {ipv4: 16, ipv6: 268435456}\n", ""},
 		{"conn_table zero is the default", valid + "conn_table: {ipv4: 0}\n", ""},
@@ -279,6 +282,16 @@ func TestDesired(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("timeouts %s: %+v, want %+v", tc.timeouts, got, tc.want)
 		}
+	}
+
+	// a service's own timeouts start from the global ones
+	withOwn := "timeouts: {profile: ipvs}\n" + strings.Replace(valid, "    port: 80\n", "    port: 80\n    timeouts: {tcp_fin: 9}\n", 1)
+	if got, want := desired(t, withOwn).Services[0].Timeouts, (loadbalancer.StateTimeouts{Syn: time.Minute, Established: 900 * time.Second,
+		Fin: 9 * time.Second, Close: 10 * time.Second, UDP: 300 * time.Second}); got != want {
+		t.Errorf("service timeouts %+v, want %+v", got, want)
+	}
+	if got := d.Services[0].Timeouts; got != (loadbalancer.StateTimeouts{}) {
+		t.Errorf("a service without timeouts has %+v, want none of its own", got)
 	}
 
 	have := "xdp_mode: generic\ntimeouts: {tcp: 600, udp: 60}\nlocal_port_range: 20000-29999\nconn_table: {ipv6: 5000}\n" +

@@ -93,6 +93,8 @@ func TestDiff(t *testing.T) {
 			"add service tcp 10.0.0.1:443 (rr, local IPs 10.0.2.254)\nset reals of tcp 10.0.0.1:443: none"},
 		{"protocol changed", base, edit(t, "protocol: udp", "protocol: tcp"),
 			"remove service udp 10.0.0.1:53\nadd service tcp 10.0.0.1:53 (rr, local IPs 10.0.2.254)\nset reals of tcp 10.0.0.1:53: 10.0.2.1:53 weight 1"},
+		{"service timeouts given", base, edit(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254]\n    timeouts: {udp: 20}"),
+			"update service udp 10.0.0.1:53 (rr, local IPs 10.0.2.254, timeouts tcp_syn 30s, tcp 15m0s, tcp_fin 7s, tcp_close 3s, udp 20s)"},
 		{"timeout changed", base, twoServices + "timeouts: {udp: 60}\n",
 			"set settings: tcp_syn 30s, tcp 15m0s, tcp_fin 7s, tcp_close 3s, udp 1m0s, local ports 1025-65535, fib cache ttl 1s"},
 	} {

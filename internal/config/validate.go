@@ -76,7 +76,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 	default:
 		ch.addf("xdp_mode", "%q is not an XDP mode (want native or generic)", c.XDPMode)
 	}
-	ch.timeouts(c.Timeouts, &d.Settings)
+	ch.timeouts("timeouts", c.Timeouts, &d.Settings)
 	d.ConnTable = ch.connTable(c.ConnTable, env.Limits.ConnTable)
 	if c.LocalPortRange != "" {
 		lo, hi, ok := parsePortRange(c.LocalPortRange)
@@ -138,25 +138,27 @@ func badIfName(name string) string {
 func (c *Config) TimeoutSettings() loadbalancer.Settings {
 	s := loadbalancer.DefaultSettings()
 	if c != nil {
-		(&checker{}).timeouts(c.Timeouts, &s)
+		(&checker{}).timeouts("timeouts", c.Timeouts, &s)
 	}
 	return s
 }
 
-func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
+// timeouts checks the timeouts at path (the top level's or a service's)
+// and sets them on s, which holds what they start from.
+func (ch *checker) timeouts(path string, t *Timeouts, s *loadbalancer.Settings) {
 	if t == nil {
 		return
 	}
 	if t.Profile != "" {
 		p, ok := loadbalancer.TimeoutProfile(t.Profile)
 		if !ok {
-			ch.addf("timeouts.profile", "%q is not a set of timeouts (want one of %s)", t.Profile,
+			ch.addf(path+".profile", "%q is not a set of timeouts (want one of %s)", t.Profile,
 				strings.Join(loadbalancer.TimeoutProfileNames(), ", "))
 		}
-		s.SetStateTimeouts(p)
 		if !ok {
-			*s = loadbalancer.DefaultSettings()
+			p, _ = loadbalancer.TimeoutProfile(loadbalancer.TimeoutsXLB)
 		}
+		s.SetStateTimeouts(p)
 	}
 	for _, f := range []struct {
 		name string
@@ -173,7 +175,7 @@ func (ch *checker) timeouts(t *Timeouts, s *loadbalancer.Settings) {
 		switch {
 		case f.secs == 0 && t.given&f.key == 0: // not set: the default stays
 		case f.secs <= 0 || f.secs > MaxTimeout:
-			ch.kindf(ErrOutOfRange, "timeouts."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
+			ch.kindf(ErrOutOfRange, path+"."+f.name, "%d is out of range (want 1 to %d seconds)", f.secs, MaxTimeout)
 		default:
 			*f.dst = time.Duration(f.secs) * time.Second
 		}
@@ -263,6 +265,12 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 		s := &svcs[i]
 		path := fmt.Sprintf("services[%d]", i)
 		svc, keyOK := ch.service(path, s)
+		if s.Timeouts != nil {
+			// the service's own start from the global ones
+			own := d.Settings
+			ch.timeouts(path+".timeouts", s.Timeouts, &own)
+			svc.Timeouts = own.StateTimeouts()
+		}
 		reals := ch.reals(path, s, svc.Key.VIP)
 		hc := ch.healthCheck(path, s.HealthCheck)
 		if s.Name != "" {

@@ -62,7 +62,10 @@ func (d *Datapath) Conns(fn func(loadbalancer.ConnEntry) bool) error {
 			if !h.isEntry() || t.expired(h, now, timeouts, 0) {
 				continue
 			}
-			if !fn(t.entryOf(i, h, now)) {
+			c := t.entryOf(i, h, now)
+			secs, _ := timeouts.of(h)
+			c.Timeout = time.Duration(secs) * time.Second
+			if !fn(c) {
 				return nil
 			}
 		}

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/cilium/ebpf"
-
-	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // How full the connection tables are (docs/datapath.md, "Connection
@@ -160,18 +157,6 @@ func (d *Datapath) CountConnEntries() ([]ConnTableCount, error) {
 		}
 	}
 	return out, nil
-}
-
-// timeouts are the state timeouts in force, in seconds, by enum ct_state.
-func (d *Datapath) timeouts() []uint32 { return ctTimeouts(d.Settings()) }
-
-// ctTimeouts are the state timeouts of s, in seconds, by enum ct_state.
-func ctTimeouts(s loadbalancer.Settings) []uint32 {
-	out := make([]uint32, xlbCtStateCT_STATE_MAX)
-	for st := range out {
-		out[st] = uint32(s.Timeout(loadbalancer.ConnState(st)) / time.Second)
-	}
-	return out
 }
 
 // deleteConns gives back the slots of every live entry of both tables

@@ -4,7 +4,6 @@ package datapath
 
 import (
 	"testing"
-	"time"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -81,25 +80,6 @@ func TestConnStatesMatchC(t *testing.T) {
 		}
 		if s := tc.have.String(); s == loadbalancer.ConnState(xlbCtStateCT_STATE_MAX).String() {
 			t.Errorf("%s has no name (%s)", tc.name, s)
-		}
-	}
-}
-
-// TestDefaultTimeoutsMatchC: the timeouts xlb_cfg holds before Go writes
-// it are loadbalancer.DefaultSettings'.
-func TestDefaultTimeoutsMatchC(t *testing.T) {
-	spec, err := loadXlb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg xlbXlbConfig
-	if err := spec.Variables[xlbVarXlbCfg].Get(&cfg); err != nil {
-		t.Fatal(err)
-	}
-	def := loadbalancer.DefaultSettings()
-	for st := range loadbalancer.ConnState(xlbCtStateCT_STATE_MAX) {
-		if got, want := cfg.Timeouts[st], uint32(def.Timeout(st)/time.Second); got != want {
-			t.Errorf("xlb_cfg.timeouts[%s] = %d s, DefaultSettings say %d s", st, got, want)
 		}
 	}
 }

@@ -210,15 +210,16 @@ func (t *ctTable) holds(i uint32, k ctKey) bool {
 }
 
 // expired is ct_idle_past.
-func (t *ctTable) expired(h ctHead, now uint32, timeouts []uint32, grace uint32) bool {
-	if int(h.state) >= len(timeouts) {
+func (t *ctTable) expired(h ctHead, now uint32, timeouts ctTimeouts, grace uint32) bool {
+	secs, ok := timeouts.of(h)
+	if !ok {
 		return true
 	}
-	return now-h.lastSeen > timeouts[h.state]+grace
+	return now-h.lastSeen > secs+grace
 }
 
 // free is ct_free.
-func (t *ctTable) free(h ctHead, now uint32, timeouts []uint32) bool {
+func (t *ctTable) free(h ctHead, now uint32, timeouts ctTimeouts) bool {
 	switch {
 	case h.flags&ctFUsed == 0:
 		return true
@@ -232,7 +233,7 @@ func (t *ctTable) free(h ctHead, now uint32, timeouts []uint32) bool {
 
 // find is ct_find: the slot of k's live entry (ok), else the first slot
 // an insert of k may take (free, or false when there is none).
-func (t *ctTable) find(k ctKey, now uint32, timeouts []uint32, span uint32) (slot uint32, ok bool, free uint32, hasFree bool) {
+func (t *ctTable) find(k ctKey, now uint32, timeouts ctTimeouts, span uint32) (slot uint32, ok bool, free uint32, hasFree bool) {
 	home := t.home(k)
 	for i := home; i < home+span && i < t.len(); i++ {
 		h := t.head(i)
@@ -256,7 +257,7 @@ func (t *ctTable) find(k ctKey, now uint32, timeouts []uint32, span uint32) (slo
 }
 
 // claim is ct_claim (never of a taken slot).
-func (t *ctTable) claim(i, now uint32, timeouts []uint32) bool {
+func (t *ctTable) claim(i, now uint32, timeouts ctTimeouts) bool {
 	old := atomic.LoadUint64(t.headWord(i))
 	if !t.free(headOf(old), now, timeouts) {
 		return false
@@ -303,7 +304,7 @@ func (t *ctTable) release(i uint32) {
 // insert writes entry e of key k into the first free slot of its probe
 // (of its home pair only, with pairOnly: where reverse entries live),
 // unless a live entry of k is there. It returns the slot.
-func (t *ctTable) insert(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts []uint32, pairOnly bool) (uint32, error) {
+func (t *ctTable) insert(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts ctTimeouts, pairOnly bool) (uint32, error) {
 	span := uint32(ctProbe)
 	if pairOnly {
 		span = 2

@@ -77,7 +77,7 @@ func (d *Datapath) PutConns(key loadbalancer.ServiceKey, n int, seenAgo time.Dur
 	if err := d.markLocals(locals); err != nil {
 		return 0, err
 	}
-	p := connPutter{t: d.ct[0], now: now, seen: now - uint32(seenAgo/time.Second), timeouts: ctTimeouts(d.settings),
+	p := connPutter{t: d.ct[0], now: now, seen: now - uint32(seenAgo/time.Second), timeouts: d.timeoutsLocked(),
 		svcID: uint16(st.id), vip: toAddr(key.VIP).W[0], vport: htons(key.Port),
 		portMin: d.settings.LocalPortMin, portMax: d.settings.LocalPortMax}
 	put := 0
@@ -118,7 +118,7 @@ func (d *Datapath) markLocals(locals map[netip.Addr]bool) error {
 type connPutter struct {
 	t                *ctTable
 	now, seen        uint32
-	timeouts         []uint32
+	timeouts         ctTimeouts
 	svcID            uint16
 	vip              uint32
 	vport            uint16

@@ -40,6 +40,9 @@ func (d *Datapath) AddService(s loadbalancer.Service) error {
 	}
 	d.reg.services[s.Key] = st
 	d.reg.vips[s.Key.VIP]++
+	if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
+		return fmt.Errorf("add service %s: %w", s.Key, err)
+	}
 	if err := d.syncLocalAddrs(append([]netip.Addr{s.Key.VIP}, s.LocalIPs...)...); err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
@@ -68,6 +71,11 @@ func (d *Datapath) UpdateService(s loadbalancer.Service) error {
 	d.releaseLocalIPs(oldLaddrs)
 	if err := d.syncLocalAddrs(append(slices.Clone(old.LocalIPs), s.LocalIPs...)...); err != nil {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
+	}
+	if s.Timeouts != old.Timeouts {
+		if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
+			return fmt.Errorf("update service %s: %w", s.Key, err)
+		}
 	}
 	return nil
 }
@@ -196,6 +204,12 @@ func (d *Datapath) RemoveService(k loadbalancer.ServiceKey) error {
 	d.reg.svcIDs.put(st.id)
 	if err := d.syncLocalAddrs(append([]netip.Addr{k.VIP}, st.svc.LocalIPs...)...); err != nil {
 		return fmt.Errorf("remove service %s: %w", k, err)
+	}
+	// its entries age out by the global timeouts
+	if st.svc.Timeouts != (loadbalancer.StateTimeouts{}) {
+		if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
+			return fmt.Errorf("remove service %s: %w", k, err)
+		}
 	}
 	return nil
 }

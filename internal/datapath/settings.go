@@ -35,11 +35,10 @@ func (d *Datapath) writeSettings(s loadbalancer.Settings) error {
 		return fmt.Errorf("local port range %d-%d: %d ports cannot be split over %d CPUs", s.LocalPortMin, s.LocalPortMax, span, d.cpus)
 	}
 	var cfg xlbXlbConfig
-	for i, t := range []time.Duration{s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout} {
-		if t < time.Second || t > 1<<31*time.Second {
-			return fmt.Errorf("timeout %v: want between 1s and 68 years", t)
+	for _, t := range []time.Duration{s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout} {
+		if t < time.Second || t > loadbalancer.MaxTimeout || t%time.Second != 0 {
+			return fmt.Errorf("timeout %v: want whole seconds from 1s to %v", t, loadbalancer.MaxTimeout)
 		}
-		cfg.Timeouts[i] = uint32(t / time.Second)
 	}
 	cfg.LportMin = s.LocalPortMin
 	cfg.LportMax = s.LocalPortMax
@@ -52,5 +51,5 @@ func (d *Datapath) writeSettings(s loadbalancer.Settings) error {
 	if err := d.objs.XlbCfg.Set(cfg); err != nil {
 		return fmt.Errorf("write xlb_cfg: %w", err)
 	}
-	return nil
+	return d.writeTimeouts(s.StateTimeouts())
 }

@@ -70,3 +70,77 @@ func TestStateTimeouts(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceTimeouts: a service's own timeouts rule its entries, both
+// directions, while another service's follow the global ones, and
+// UpdateService changes them for the entries already there.
+func TestServiceTimeouts(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	own := loadbalancer.StateTimeouts{Established: 5 * time.Second}
+	short := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	global := loadbalancer.ServiceKey{VIP: f.vip, Port: 81, Proto: loadbalancer.TCP}
+	for _, k := range []loadbalancer.ServiceKey{short, global} {
+		s := loadbalancer.Service{Key: k, Scheduler: loadbalancer.RoundRobin, LocalIPs: []netip.Addr{f.laddr}}
+		if k == short {
+			s.Timeouts = own
+		}
+		if err := e.dp.AddService(s); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.dp.SetReals(k, reals(f, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	locals := map[uint16]netip.AddrPort{}
+	fwd := func(port uint16) ctKey {
+		return keyOf(netip.AddrPortFrom(f.client, 40000), netip.AddrPortFrom(f.vip, port), loadbalancer.TCP)
+	}
+	rev := func(port uint16) ctKey {
+		return keyOf(netip.AddrPortFrom(f.real(1), 80), locals[port], loadbalancer.TCP)
+	}
+	reply := func(port uint16) []byte {
+		return pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A",
+			src: netip.AddrPortFrom(f.real(1), 80), dst: locals[port]}.frame(t)
+	}
+
+	// both directions established
+	for _, port := range []uint16{80, 81} {
+		out := e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, port, "S").frame(t), XDPRedirect, nil)
+		locals[port] = srcOf(t, out)
+		e.expect(reply(port), XDPRedirect, nil)
+		e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, port, "A").frame(t), XDPRedirect, nil)
+	}
+
+	// the listing shows each entry's timeout
+	got := map[uint16]time.Duration{}
+	if err := e.dp.Conns(func(c loadbalancer.ConnEntry) bool {
+		if !c.Reverse {
+			got[c.To.Port()] = c.Timeout
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got[80] != 5*time.Second || got[81] != loadbalancer.DefaultSettings().TCPTimeout {
+		t.Fatalf("listed timeouts %v, want 5s for port 80 and the global established timeout for 81", got)
+	}
+
+	// idle 6 s: the service of 5 s lost both entries, the other has them
+	for _, port := range []uint16{80, 81} {
+		e.age(f, fwd(port), 6)
+		e.age(f, rev(port), 6)
+	}
+	e.expect(reply(81), XDPRedirect, nil)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 81, "A").frame(t), XDPRedirect, nil)
+	e.expect(reply(80), XDPPass, nil) // no entry: not ours
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 80, "A").frame(t), XDPDrop, nil)
+
+	// a service's timeouts changed in place apply to its entries
+	if err := e.dp.UpdateService(loadbalancer.Service{Key: global, Scheduler: loadbalancer.RoundRobin,
+		LocalIPs: []netip.Addr{f.laddr}, Timeouts: loadbalancer.StateTimeouts{Established: 2 * time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	e.age(f, fwd(81), 3)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 81, "A").frame(t), XDPDrop, nil)
+}

@@ -185,6 +185,11 @@ type xlbServiceKey struct {
 	Family uint8
 }
 
+type xlbSvcTimeouts struct {
+	_    structs.HostLayout
+	Secs [5]uint32
+}
+
 type xlbXlbAddr struct {
 	_ structs.HostLayout
 	W [4]uint32
@@ -205,7 +210,6 @@ const (
 
 type xlbXlbConfig struct {
 	_           structs.HostLayout
-	Timeouts    [5]uint32
 	LportMin    uint16
 	LportMax    uint16
 	Ncpus       uint32
@@ -351,6 +355,7 @@ const (
 	xlbVarRealFlagsType    = "real_flags_type"
 	xlbVarSchedType        = "sched_type"
 	xlbVarXlbCfg           = "xlb_cfg"
+	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -445,6 +450,7 @@ type xlbVariableSpecs struct {
 	RealFlagsType    *ebpf.VariableSpec `ebpf:"real_flags_type"`
 	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -539,6 +545,7 @@ type xlbVariables struct {
 	RealFlagsType    *ebpf.Variable `ebpf:"real_flags_type"`
 	SchedType        *ebpf.Variable `ebpf:"sched_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
+	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.

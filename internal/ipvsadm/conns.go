@@ -61,7 +61,11 @@ func ConnRows(conns []api.Conn, timeouts loadbalancer.Settings) []ConnRow {
 				row.Dest = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
 			}
 		}
-		left := timeouts.Timeout(c.State) - time.Duration(idle*float64(time.Second))
+		timeout := timeouts.Timeout(c.State)
+		if c.TimeoutSecs > 0 { // the data path's, which knows services' own
+			timeout = time.Duration(c.TimeoutSecs * float64(time.Second))
+		}
+		left := timeout - time.Duration(idle*float64(time.Second))
 		row.Expire = max(left, 0)
 		rows = append(rows, row)
 	}

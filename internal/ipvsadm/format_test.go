@@ -309,3 +309,19 @@ func TestLargenum(t *testing.T) {
 		}
 	}
 }
+
+// TestConnRowsServiceTimeout: an entry that carries its own timeout (its
+// service's, from the data path) expires by it, not by the global one.
+func TestConnRowsServiceTimeout(t *testing.T) {
+	ap := netip.MustParseAddrPort
+	conns := []api.Conn{
+		{Protocol: loadbalancer.TCP, From: ap("203.0.113.7:5000"), To: ap("10.0.0.1:80"), Peer: ap("10.0.0.254:20001"),
+			State: loadbalancer.StateEstablished, IdleSecs: 2, TimeoutSecs: 60},
+		{Protocol: loadbalancer.TCP, From: ap("203.0.113.8:5000"), To: ap("10.0.0.1:81"), Peer: ap("10.0.0.254:20002"),
+			State: loadbalancer.StateEstablished, IdleSecs: 2},
+	}
+	rows := ConnRows(conns, loadbalancer.DefaultSettings())
+	if len(rows) != 2 || rows[0].Expire != 58*time.Second || rows[1].Expire != 898*time.Second {
+		t.Fatalf("rows %+v, want 58s left by the service's 60 s and 898s by the global 900 s", rows)
+	}
+}

@@ -69,4 +69,7 @@ type ConnEntry struct {
 	Peer      netip.AddrPort
 	ServiceID uint16
 	RealID    uint16
+	// Timeout is how long the entry lives without packets in its state:
+	// its service's own timeout, or the global one.
+	Timeout time.Duration
 }

@@ -40,6 +40,9 @@ type Service struct {
 	// PersistPrefix is the length of the client prefix persistence
 	// groups by (ipvsadm -M); 0 means the whole address.
 	PersistPrefix uint8
+	// Timeouts are the service's own state timeouts; a zero one is the
+	// global timeout of its state (Settings).
+	Timeouts StateTimeouts
 }
 
 // PersistBits is the length of the client prefix persistence groups by,
@@ -81,6 +84,9 @@ func (s *Service) Validate() error {
 		if slices.Contains(s.LocalIPs[:i], ip) {
 			return fmt.Errorf("local IP %s: listed twice", ip)
 		}
+	}
+	if err := s.Timeouts.Validate(); err != nil {
+		return fmt.Errorf("timeouts: %w", err)
 	}
 	return nil
 }

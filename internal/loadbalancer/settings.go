@@ -2,7 +2,10 @@
 
 package loadbalancer
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Settings are the data path's runtime knobs, the equivalent of
 // `ipvsadm --set` and of DPVS's local port range.
@@ -69,6 +72,40 @@ func TimeoutProfile(name string) (t StateTimeouts, ok bool) {
 // first.
 func TimeoutProfileNames() []string { return []string{TimeoutsXLB, TimeoutsIPVS, TimeoutsDPVS} }
 
+// Of returns the timeout of state st (0 for a state without one).
+func (t StateTimeouts) Of(st ConnState) time.Duration {
+	switch st {
+	case StateSynSent:
+		return t.Syn
+	case StateEstablished:
+		return t.Established
+	case StateFin:
+		return t.Fin
+	case StateClose:
+		return t.Close
+	case StateUDP:
+		return t.UDP
+	}
+	return 0
+}
+
+// Or returns t with its zero timeouts taken from d.
+func (t StateTimeouts) Or(d StateTimeouts) StateTimeouts {
+	or := func(a, b time.Duration) time.Duration {
+		if a != 0 {
+			return a
+		}
+		return b
+	}
+	return StateTimeouts{Syn: or(t.Syn, d.Syn), Established: or(t.Established, d.Established), Fin: or(t.Fin, d.Fin),
+		Close: or(t.Close, d.Close), UDP: or(t.UDP, d.UDP)}
+}
+
+// StateTimeouts returns the five state timeouts of s.
+func (s Settings) StateTimeouts() StateTimeouts {
+	return StateTimeouts{Syn: s.TCPSynTimeout, Established: s.TCPTimeout, Fin: s.TCPFinTimeout, Close: s.TCPRstTimeout, UDP: s.UDPTimeout}
+}
+
 // SetStateTimeouts sets the five state timeouts.
 func (s *Settings) SetStateTimeouts(t StateTimeouts) {
 	s.TCPSynTimeout, s.TCPTimeout, s.TCPFinTimeout, s.TCPRstTimeout, s.UDPTimeout = t.Syn, t.Established, t.Fin, t.Close, t.UDP
@@ -77,15 +114,24 @@ func (s *Settings) SetStateTimeouts(t StateTimeouts) {
 // Timeout returns how long a connection entry in state st lives without
 // packets.
 func (s Settings) Timeout(st ConnState) time.Duration {
-	switch st {
-	case StateSynSent:
-		return s.TCPSynTimeout
-	case StateEstablished:
-		return s.TCPTimeout
-	case StateFin:
-		return s.TCPFinTimeout
-	case StateClose:
-		return s.TCPRstTimeout
+	if t := s.StateTimeouts().Of(st); t != 0 {
+		return t
 	}
 	return s.UDPTimeout
+}
+
+// MaxTimeout is the longest timeout the data path keeps (its clock
+// counts seconds in 32 bits).
+const MaxTimeout = 1 << 31 * time.Second
+
+// Validate checks that every timeout is 0 (none) or whole seconds from
+// 1 s to MaxTimeout.
+func (t StateTimeouts) Validate() error {
+	for st := range StateUDP + 1 {
+		d := t.Of(st)
+		if d != 0 && (d < time.Second || d > MaxTimeout || d%time.Second != 0) {
+			return fmt.Errorf("%s timeout %v: want whole seconds from 1s to %v", st, d, MaxTimeout)
+		}
+	}
+	return nil
 }
