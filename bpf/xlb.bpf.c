@@ -224,7 +224,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	if (!req->port || !rev_slot) {
 		ct_release(fwd_slot);
 		if (!req->full)
-			return count_drop(DROP_NO_LPORT);
+			return count_no_lport(&svc->id, &req->laddr_id);
 		count_ct(family, CT_STAT_FULL);
 		return count_drop(DROP_CONN_TABLE_FULL);
 	}

@@ -242,6 +242,25 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } real_stats SEC(".maps");
 
+/* New connections dropped as no_lport (every port tried is held), per
+ * CPU: by service id, and by the id of the local IP whose ports ran out
+ * (laddrs). The keys are read from map values, not the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_SERVICES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} svc_no_lport SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XLB_MAX_LADDRS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} laddr_no_lport SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, XLB_DROP_SLOTS);

@@ -42,6 +42,23 @@ static __always_inline void count_ct(const __u8 family, enum xlb_ct_stat stat)
 		*n += 1;
 }
 
+/* count_no_lport counts a new connection that found every port it tried
+ * held, for its service and its local IP; both ids are read from map
+ * values (the service entry, the local port request in ct_scratch), so
+ * that counting takes no stack on new_connection's deep call chain. */
+static __always_inline int count_no_lport(const __u32 *svc_id,
+					  const __u32 *laddr_id)
+{
+	__u64 *n = bpf_map_lookup_elem(&svc_no_lport, svc_id);
+
+	if (n)
+		*n += 1;
+	n = bpf_map_lookup_elem(&laddr_no_lport, laddr_id);
+	if (n)
+		*n += 1;
+	return count_drop(DROP_NO_LPORT);
+}
+
 /* count_verdict counts the program's final verdict and returns it. */
 static __always_inline int count_verdict(int verdict)
 {

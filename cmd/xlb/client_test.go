@@ -47,7 +47,8 @@ func TestClientCommands(t *testing.T) {
 		{name: "list json", args: []string{"--json", "list", "-n"}, wantOut: []string{`"vip": "192.0.2.10"`, `"active_conns": 1`}},
 		{name: "stats", args: []string{"stats"}, wantOut: []string{"ip_truncated", "2",
 			"conn table", "size  memory   entries  live  max   occupancy  inserts  removals  refused  half_open_drops  reply_misses  forward_misses",
-			"ipv4", "512   0.1 MiB  300      256   1024  25.0%      400      100       0        4                3             1"}},
+			"ipv4", "512   0.1 MiB  300      256   1024  25.0%      400      100       0        4                3             1",
+			"local IP", "no_lport", "198.51.100.254", "7"}},
 		{name: "conn list", args: []string{"conn", "list"}, wantOut: []string{"source", "destination/peer", "tcp idle 1s SYN_SENT 203.0.113.7:5000 192.0.2.10:80 198.51.100.1:8080 in"}},
 		{name: "add service", args: []string{"service", "add", "-u", "192.0.2.10:53", "-s", "sh", "-z", "198.51.100.254"},
 			check: func(b *apitest.Backend) bool {

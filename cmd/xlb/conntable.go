@@ -9,6 +9,19 @@ import (
 	"github.com/xlb-dev/xlb/internal/api"
 )
 
+// writeLocalIPs prints the local IPs' section of `xlb stats`: how many new
+// connections each turned away for want of a free port.
+func writeLocalIPs(w io.Writer, ips []api.LocalIPStats) {
+	if len(ips) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\t")
+	fmt.Fprintln(w, "local IP\tno_lport")
+	for _, l := range ips {
+		fmt.Fprintf(w, "%s\t%d\n", l.Address, l.NoLport)
+	}
+}
+
 // writeConnTables prints the connection tables' section of `xlb stats`:
 // how full each is and what it lost (docs/datapath.md, Connection table).
 func writeConnTables(w io.Writer, tables []api.ConnTable) {

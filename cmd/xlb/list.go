@@ -136,6 +136,7 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 			fmt.Fprintf(w, "too_big\t%d\n", st.ICMPTooBigSent)
 			fmt.Fprintln(w, "\t")
 			writeConnTables(w, st.ConnTables)
+			writeLocalIPs(w, st.LocalIPs)
 			return w.Flush()
 		},
 	}

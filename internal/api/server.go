@@ -200,7 +200,7 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 	out := make([]Service, 0, len(st))
 	for _, ss := range st {
 		svc := Service{VIP: ss.Key.VIP, Port: ss.Key.Port, Protocol: ss.Key.Proto,
-			Scheduler: ss.Scheduler, Mode: "fullnat", Stats: countersOf(ss.Stats), Reals: []Real{},
+			Scheduler: ss.Scheduler, Mode: "fullnat", Stats: countersOf(ss.Stats), NoLport: ss.NoLport, Reals: []Real{},
 			Persistent: int(ss.Persistent), Netmask: config.FormatNetmask(ss.Key.VIP, int(ss.PersistPrefix))}
 		svc.Name = names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)]
 		svc.LocalIPs = append(svc.LocalIPs, ss.LocalIPs...)

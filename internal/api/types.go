@@ -53,6 +53,16 @@ type Stats struct {
 	// ConnTables are the IPv4 and IPv6 connection tables' occupancy and
 	// losses (conntable.go).
 	ConnTables []ConnTable `json:"conn_tables,omitempty"`
+	// LocalIPs are the local IPs the data path holds, in address order,
+	// with the new connections dropped as no_lport because every port of
+	// the local IP they tried was held.
+	LocalIPs []LocalIPStats `json:"local_ips,omitempty"`
+}
+
+// LocalIPStats are one local IP's port-exhaustion counter (Stats.LocalIPs).
+type LocalIPStats struct {
+	Address netip.Addr `json:"address"`
+	NoLport uint64     `json:"no_lport"`
 }
 
 // Counters are packet, byte and connection counters (ipvsadm's columns).
@@ -93,7 +103,10 @@ type Service struct {
 	Netmask    string       `json:"netmask,omitempty"`
 	LocalIPs   []netip.Addr `json:"local_ips"`
 	Stats      Counters     `json:"stats"`
-	Reals      []Real       `json:"reals"`
+	// NoLport counts new connections dropped as no_lport: every local
+	// port tried was held (widen local_port_range or add local IPs).
+	NoLport uint64 `json:"no_lport"`
+	Reals   []Real `json:"reals"`
 }
 
 // Conn is one connection-table entry.

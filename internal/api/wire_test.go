@@ -51,11 +51,11 @@ func TestWire(t *testing.T) {
 	hc := rawClient(sock)
 	for _, tc := range []struct{ path, want string }{
 		{"/v1/services", `[{"vip":"192.0.2.10","port":80,"protocol":"tcp","scheduler":"wrr","mode":"fullnat","persistent":300,` +
-			`"netmask":"255.255.255.0","local_ips":["198.51.100.254"],"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0},` +
+			`"netmask":"255.255.255.0","local_ips":["198.51.100.254"],"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0},"no_lport":0,` +
 			`"reals":[{"address":"198.51.100.1","port":8080,"weight":2,"health":"up","active_conns":1,"inactive_conns":0,` +
 			`"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0}}]},` +
 			`{"vip":"2001:db8::10","port":53,"protocol":"udp","scheduler":"sh","mode":"fullnat","local_ips":null,` +
-			`"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0},` +
+			`"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0},"no_lport":0,` +
 			`"reals":[{"address":"2001:db8::1","port":53,"weight":1,"active_conns":1,"inactive_conns":0,` +
 			`"stats":{"conns":0,"in_packets":0,"out_packets":0,"in_bytes":0,"out_bytes":0}}]}]`},
 		{"/v1/conns", `[{"protocol":"tcp","from":"203.0.113.7:5000","to":"192.0.2.10:80","peer":"198.51.100.254:40000",` +
@@ -64,7 +64,8 @@ func TestWire(t *testing.T) {
 			`"reverse":true,"state":"UDP","idle_seconds":0,"timeout_seconds":300}]`},
 		{"/v1/stats", `{"drops":{"ip_truncated":2},"verdicts":{"tx":5},"redirect_tx_failed":0,"redirect_errors":0,"icmp_too_big_sent":0,` +
 			`"conn_tables":[{"family":"ipv4","max_entries":1024,"connections":512,"memory_bytes":106496,"entries":300,"live_entries":256,"occupancy":0.25,` +
-			`"inserts":400,"removals":100,"refused":0,"half_open_drops":4,"reply_misses":3,"forward_misses":1}]}`},
+			`"inserts":400,"removals":100,"refused":0,"half_open_drops":4,"reply_misses":3,"forward_misses":1}],` +
+			`"local_ips":[{"address":"198.51.100.254","no_lport":7}]}`},
 	} {
 		resp, err := hc.Get("http://xlb" + tc.path)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -306,6 +307,14 @@ func (d *Daemon) Stats() (api.Stats, error) {
 	if st.ConnTables, err = d.conntable.views(d.dp); err != nil {
 		return api.Stats{}, err
 	}
+	exhausted, err := d.dp.LocalIPExhaustion()
+	if err != nil {
+		return api.Stats{}, err
+	}
+	for ip, n := range exhausted {
+		st.LocalIPs = append(st.LocalIPs, api.LocalIPStats{Address: ip, NoLport: n})
+	}
+	slices.SortFunc(st.LocalIPs, func(a, b api.LocalIPStats) int { return a.Address.Compare(b.Address) })
 	return d.withRedirectCounts(st)
 }
 

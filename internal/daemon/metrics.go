@@ -30,6 +30,7 @@ type collector struct {
 	d counterSource
 
 	svcPackets, svcBytes, svcConns               *prometheus.Desc
+	svcNoLport, localIPNoLport                   *prometheus.Desc
 	realPackets, realBytes, realConns            *prometheus.Desc
 	realActive, realInactive, realWeight         *prometheus.Desc
 	realUp                                       *prometheus.Desc
@@ -49,10 +50,14 @@ func newCollector(d counterSource) *collector {
 	}
 	dir := func(l []string) []string { return append(append([]string{}, l...), "direction") }
 	return &collector{
-		d:            d,
-		svcPackets:   desc("service_packets_total", "Packets of a service, direction in (client to real) or out.", dir(svcLabels)...),
-		svcBytes:     desc("service_bytes_total", "Bytes of a service by direction.", dir(svcLabels)...),
-		svcConns:     desc("service_connections_total", "Connections a service scheduled.", svcLabels...),
+		d:          d,
+		svcPackets: desc("service_packets_total", "Packets of a service, direction in (client to real) or out.", dir(svcLabels)...),
+		svcBytes:   desc("service_bytes_total", "Bytes of a service by direction.", dir(svcLabels)...),
+		svcConns:   desc("service_connections_total", "Connections a service scheduled.", svcLabels...),
+		svcNoLport: desc("service_no_lport_total",
+			"New connections of a service dropped as no_lport: every local port tried was held.", svcLabels...),
+		localIPNoLport: desc("local_ip_no_lport_total",
+			"New connections dropped as no_lport because every port of this local IP they tried was held.", "local_ip"),
 		realPackets:  desc("real_packets_total", "Packets of a real by direction.", dir(realLabels)...),
 		realBytes:    desc("real_bytes_total", "Bytes of a real by direction.", dir(realLabels)...),
 		realConns:    desc("real_connections_total", "Connections scheduled to a real.", realLabels...),
@@ -75,7 +80,7 @@ func newCollector(d counterSource) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.realPackets, c.realBytes,
+	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.svcNoLport, c.localIPNoLport, c.realPackets, c.realBytes,
 		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors,
 		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig} {
 		ch <- d
@@ -102,6 +107,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.svcBytes, s.Stats.InBytes, append(sl, "in")...)
 		counter(c.svcBytes, s.Stats.OutBytes, append(sl, "out")...)
 		counter(c.svcConns, s.Stats.Conns, sl...)
+		counter(c.svcNoLport, s.NoLport, sl...)
 		for _, r := range s.Reals {
 			rl := append(append([]string{}, sl...), r.Addr.String(), strconv.Itoa(int(r.Port)))
 			counter(c.realPackets, r.Stats.InPackets, append(rl, "in")...)
@@ -125,6 +131,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.redirectErrors, stats.RedirectErrors)
 		counter(c.icmpTooBig, stats.ICMPTooBigSent)
 		c.conntable.collect(ch, stats.ConnTables)
+		for _, l := range stats.LocalIPs {
+			counter(c.localIPNoLport, l.NoLport, l.Address.String())
+		}
 	}
 	for reason, n := range stats.Drops {
 		counter(c.drops, n, reason)

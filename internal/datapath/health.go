@@ -123,7 +123,8 @@ func (d *Datapath) FlushRealConns(k loadbalancer.ServiceKey, ap netip.AddrPort) 
 
 // ZeroCounters zeroes the packet, byte and connection counters of one
 // service and its reals (ipvsadm -Z -t ...), or of every service, and the
-// drop and verdict counters too, when k is nil (ipvsadm -Z).
+// drop, verdict and local IPs' no_lport counters too, when k is nil
+// (ipvsadm -Z).
 func (d *Datapath) ZeroCounters(k *loadbalancer.ServiceKey) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -131,6 +132,9 @@ func (d *Datapath) ZeroCounters(k *loadbalancer.ServiceKey) error {
 	zeroSvc := func(st *serviceState) error {
 		if err := d.objs.SvcStats.Put(st.id, zero); err != nil {
 			return fmt.Errorf("zero svc_stats[%d]: %w", st.id, err)
+		}
+		if err := d.zeroU64(d.objs.SvcNoLport, st.id); err != nil {
+			return err
 		}
 		for _, r := range st.reals {
 			if err := d.objs.RealStats.Put(r.id, zero); err != nil {
@@ -152,7 +156,7 @@ func (d *Datapath) ZeroCounters(k *loadbalancer.ServiceKey) error {
 		}
 	}
 	zeros := make([]uint64, d.cpus)
-	for _, m := range []*ebpf.Map{d.objs.DropStats, d.objs.VerdictStats, d.objs.EventStats} {
+	for _, m := range []*ebpf.Map{d.objs.DropStats, d.objs.VerdictStats, d.objs.EventStats, d.objs.LaddrNoLport} {
 		for i := range m.MaxEntries() {
 			if err := m.Put(i, zeros); err != nil {
 				return fmt.Errorf("zero %s[%d]: %w", m, i, err)

@@ -186,6 +186,20 @@ func TestLocalPortExhaustion(t *testing.T) {
 	if after[DropNoLocalPort] != before[DropNoLocalPort]+1 {
 		t.Errorf("no_lport drops %d -> %d, want one more", before[DropNoLocalPort], after[DropNoLocalPort])
 	}
+	// counted for the service and for the local IP whose ports ran out
+	st, err := e.dp.Status()
+	if err != nil || len(st) != 1 || st[0].NoLport != 1 {
+		t.Errorf("service status %+v (%v), want no_lport 1", st, err)
+	}
+	if ex, err := e.dp.LocalIPExhaustion(); err != nil || len(ex) != 1 || ex[f.laddr] != 1 {
+		t.Errorf("local IP exhaustion %v (%v), want 1 for %s", ex, err, f.laddr)
+	}
+	if err := e.dp.ZeroCounters(nil); err != nil {
+		t.Fatal(err)
+	}
+	if ex, _ := e.dp.LocalIPExhaustion(); ex[f.laddr] != 0 {
+		t.Errorf("local IP exhaustion %v after ipvsadm -Z, want 0", ex)
+	}
 	// The held connections still work, on their own ports.
 	for i := 0; i < 4; i++ {
 		p := e.clientPkt(f, loadbalancer.TCP, uint16(40000+i), 80, "A")

@@ -33,7 +33,14 @@ func (d *Datapath) AddService(s loadbalancer.Service) error {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
 	st := &serviceState{id: id, svc: s}
-	err = d.writeService(st, nil)
+	// an id freed by a removed service starts its counters anew
+	err = d.objs.SvcStats.Put(id, make([]xlbXlbCounters, d.cpus))
+	if err == nil {
+		err = d.zeroU64(d.objs.SvcNoLport, id)
+	}
+	if err == nil {
+		err = d.writeService(st, nil)
+	}
 	if err != nil {
 		d.reg.svcIDs.put(id)
 		return fmt.Errorf("add service %s: %w", s.Key, err)

@@ -35,9 +35,8 @@ func sumCounters(m *ebpf.Map, id uint32) (loadbalancer.Counters, error) {
 // (established) and inactive.
 func (d *Datapath) connCounts() (active, inactive map[uint16]int, err error) {
 	active, inactive = map[uint16]int{}, map[uint16]int{}
-	settings := d.Settings()
 	err = d.Conns(func(c loadbalancer.ConnEntry) bool {
-		if c.Reverse || c.Idle > settings.Timeout(c.State) {
+		if c.Reverse || c.Idle > c.Timeout {
 			return true
 		}
 		if c.State == loadbalancer.StateEstablished {
@@ -69,6 +68,9 @@ func (d *Datapath) Status() ([]loadbalancer.ServiceStatus, error) {
 		s := loadbalancer.ServiceStatus{Service: svc}
 		var err error
 		if s.Stats, err = sumCounters(d.objs.SvcStats, st.id); err != nil {
+			return nil, err
+		}
+		if s.NoLport, err = sumSlot(d.objs.SvcNoLport, st.id); err != nil {
 			return nil, err
 		}
 		for _, r := range st.reals {

@@ -325,6 +325,7 @@ const (
 	xlbMapEventStats       = "event_stats"
 	xlbMapFibCache         = "fib_cache"
 	xlbMapIcmpBudgets      = "icmp_budgets"
+	xlbMapLaddrNoLport     = "laddr_no_lport"
 	xlbMapLaddrs           = "laddrs"
 	xlbMapLocalAddrFilter  = "local_addr_filter"
 	xlbMapLocalAddrs       = "local_addrs"
@@ -337,6 +338,7 @@ const (
 	xlbMapSchedCursors     = "sched_cursors"
 	xlbMapSchedTables      = "sched_tables"
 	xlbMapServices         = "services"
+	xlbMapSvcNoLport       = "svc_no_lport"
 	xlbMapSvcStats         = "svc_stats"
 	xlbMapSvcVips          = "svc_vips"
 	xlbMapTxPorts          = "tx_ports"
@@ -415,6 +417,7 @@ type xlbMapSpecs struct {
 	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
 	FibCache        *ebpf.MapSpec `ebpf:"fib_cache"`
 	IcmpBudgets     *ebpf.MapSpec `ebpf:"icmp_budgets"`
+	LaddrNoLport    *ebpf.MapSpec `ebpf:"laddr_no_lport"`
 	Laddrs          *ebpf.MapSpec `ebpf:"laddrs"`
 	LocalAddrFilter *ebpf.MapSpec `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.MapSpec `ebpf:"local_addrs"`
@@ -427,6 +430,7 @@ type xlbMapSpecs struct {
 	SchedCursors    *ebpf.MapSpec `ebpf:"sched_cursors"`
 	SchedTables     *ebpf.MapSpec `ebpf:"sched_tables"`
 	Services        *ebpf.MapSpec `ebpf:"services"`
+	SvcNoLport      *ebpf.MapSpec `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.MapSpec `ebpf:"svc_stats"`
 	SvcVips         *ebpf.MapSpec `ebpf:"svc_vips"`
 	TxPorts         *ebpf.MapSpec `ebpf:"tx_ports"`
@@ -481,6 +485,7 @@ type xlbMaps struct {
 	EventStats      *ebpf.Map `ebpf:"event_stats"`
 	FibCache        *ebpf.Map `ebpf:"fib_cache"`
 	IcmpBudgets     *ebpf.Map `ebpf:"icmp_budgets"`
+	LaddrNoLport    *ebpf.Map `ebpf:"laddr_no_lport"`
 	Laddrs          *ebpf.Map `ebpf:"laddrs"`
 	LocalAddrFilter *ebpf.Map `ebpf:"local_addr_filter"`
 	LocalAddrs      *ebpf.Map `ebpf:"local_addrs"`
@@ -493,6 +498,7 @@ type xlbMaps struct {
 	SchedCursors    *ebpf.Map `ebpf:"sched_cursors"`
 	SchedTables     *ebpf.Map `ebpf:"sched_tables"`
 	Services        *ebpf.Map `ebpf:"services"`
+	SvcNoLport      *ebpf.Map `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.Map `ebpf:"svc_stats"`
 	SvcVips         *ebpf.Map `ebpf:"svc_vips"`
 	TxPorts         *ebpf.Map `ebpf:"tx_ports"`
@@ -509,6 +515,7 @@ func (m *xlbMaps) Close() error {
 		m.EventStats,
 		m.FibCache,
 		m.IcmpBudgets,
+		m.LaddrNoLport,
 		m.Laddrs,
 		m.LocalAddrFilter,
 		m.LocalAddrs,
@@ -521,6 +528,7 @@ func (m *xlbMaps) Close() error {
 		m.SchedCursors,
 		m.SchedTables,
 		m.Services,
+		m.SvcNoLport,
 		m.SvcStats,
 		m.SvcVips,
 		m.TxPorts,

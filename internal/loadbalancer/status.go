@@ -34,5 +34,8 @@ type RealStatus struct {
 type ServiceStatus struct {
 	Service
 	Stats Counters
-	Reals []RealStatus
+	// NoLport counts its new connections dropped as no_lport: every
+	// local port tried was held.
+	NoLport uint64
+	Reals   []RealStatus
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -164,12 +165,14 @@ func (b *Backend) ZeroCounters(k *loadbalancer.ServiceKey) error {
 	return fmt.Errorf("zero counters: service %s: %w", *k, loadbalancer.ErrNotFound)
 }
 
-// Stats implements api.Backend: two ip_truncated drops, five XDP_TX and
-// an IPv4 connection table a quarter full.
+// Stats implements api.Backend: two ip_truncated drops, five XDP_TX, an
+// IPv4 connection table a quarter full and a local IP that ran out of
+// ports 7 times.
 func (b *Backend) Stats() (api.Stats, error) {
 	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 5},
 		ConnTables: []api.ConnTable{{Family: "ipv4", MaxEntries: 1024, Connections: 512, MemoryBytes: 106496, Entries: 300, LiveEntries: 256, Occupancy: 0.25,
-			Inserts: 400, Removals: 100, Refused: 0, HalfOpenDrops: 4, ReplyMisses: 3, ForwardMisses: 1}}}, nil
+			Inserts: 400, Removals: 100, Refused: 0, HalfOpenDrops: 4, ReplyMisses: 3, ForwardMisses: 1}},
+		LocalIPs: []api.LocalIPStats{{Address: netip.MustParseAddr("198.51.100.254"), NoLport: 7}}}, nil
 }
 
 // Serve serves the API over a Backend holding yaml on a unix socket in
