@@ -197,7 +197,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	/* a full table refuses the new connection, never evicts an
 	 * established one: only a stale half-open one gives way */
 	if (e) {
-		fwd_slot = ct_claim(e, now, true) ? e : NULL;
+		fwd_slot = ct_claim(e, p->slot, now, true, family) ? e : NULL;
 	} else {
 		xlb_ct_claim_free(p, now, family);
 		fwd_slot = ct_slot(p->slot, family);

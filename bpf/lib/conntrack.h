@@ -167,18 +167,21 @@ static __always_inline int lport_pair_slot(const union ct_key *key, __u32 home,
 	struct ct_entry *s0 = ct_slot(home, family);
 	struct ct_entry *s1 = ct_slot(home + 1, family);
 	union ct_head h0, h1;
+	bool free0, free1;
 
 	if (!s0 || !s1)
 		return LPORT_FULL;
 	h0.word = *(volatile __u64 *)s0;
 	h1.word = *(volatile __u64 *)s1;
-	if (!ct_free(&h0, now) && ct_key_is(s0, key, family))
+	free0 = ct_free(s0, &h0, home, now, family);
+	free1 = ct_free(s1, &h1, home + 1, now, family);
+	if (!free0 && ct_key_is(s0, key, family))
 		return LPORT_HELD;
-	if (!ct_free(&h1, now) && ct_key_is(s1, key, family))
+	if (!free1 && ct_key_is(s1, key, family))
 		return LPORT_HELD;
-	if (ct_free(&h0, now))
+	if (free0)
 		return 0;
-	if (ct_free(&h1, now))
+	if (free1)
 		return 1;
 	return LPORT_FULL;
 }
@@ -292,7 +295,7 @@ __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 		if (which < 0)
 			continue;
 		s = ct_slot(home + which, r->family);
-		if (!s || !ct_claim(s, now, false))
+		if (!s || !ct_claim(s, home + which, now, false, r->family))
 			continue;
 		r->slot = home + which;
 		r->port = p;

@@ -161,11 +161,36 @@ static __always_inline bool ct_idle_past(const union ct_head *h, __u32 now,
 	return now - h->f.last_seen > xlb_svc_timeouts[svc].secs[state] + grace;
 }
 
-/* ct_free tells whether a slot of head h may take a new entry: never
- * used, or idle past its timeout and a grace. A reverse entry's grace is
- * XLB_CT_HOLD_PERIOD: its forward entry refreshes it that often, so it
- * outlives its connection and its local port is not taken twice. */
-static __always_inline bool ct_free(const union ct_head *h, __u32 now)
+/* ct_forward_gone tells whether the forward entry that reverse entry rev
+ * (in slot idx) belongs to is gone: expired past its grace, given back,
+ * or another connection's. A slot being written is not gone. */
+static __always_inline bool ct_forward_gone(const struct ct_entry *rev,
+					    __u32 idx, __u32 now, __u32 family)
+{
+	struct ct_entry *fwd = ct_slot(rev->peer, family);
+	union ct_head h;
+
+	if (!fwd)
+		return true;
+	h.word = *(volatile __u64 *)fwd;
+	if (h.f.flags & CT_F_BUSY)
+		return false;
+	if ((h.f.flags & (CT_F_USED | CT_F_REVERSE)) != CT_F_USED ||
+	    fwd->peer != idx)
+		return true;
+	return ct_idle_past(&h, now, XLB_CT_REUSE_GRACE);
+}
+
+/* ct_free tells whether slot e (index idx, head h) may take a new entry:
+ * never used, or idle past its timeout and a grace. A reverse entry is
+ * refreshed by its forward entry only once per XLB_CT_HOLD_PERIOD, so it
+ * may look idle while its connection lives: it is free once its forward
+ * entry is gone too, or XLB_CT_HOLD_PERIOD past its timeout whatever the
+ * forward entry says. Its local port is never taken twice, and a closed
+ * connection gives it back with its forward entry. */
+static __always_inline bool ct_free(const struct ct_entry *e,
+				    const union ct_head *h, __u32 idx,
+				    __u32 now, __u32 family)
 {
 	__u8 flags = h->f.flags;
 
@@ -173,9 +198,12 @@ static __always_inline bool ct_free(const union ct_head *h, __u32 now)
 		return true;
 	if (flags & CT_F_BUSY)
 		return false;
-	return ct_idle_past(h, now,
-			    (flags & CT_F_REVERSE) ? XLB_CT_HOLD_PERIOD
-						   : XLB_CT_REUSE_GRACE);
+	if (!(flags & CT_F_REVERSE))
+		return ct_idle_past(h, now, XLB_CT_REUSE_GRACE);
+	if (!ct_idle_past(h, now, XLB_CT_REUSE_GRACE))
+		return false;
+	return ct_idle_past(h, now, XLB_CT_HOLD_PERIOD) ||
+	       ct_forward_gone(e, idx, now, family);
 }
 
 /* xlb_ct_find probes for key p->key: p->slot is the slot of its live
@@ -259,15 +287,16 @@ static __always_inline __u64 ct_head_busy(__u32 now)
 	return h.word;
 }
 
-/* ct_claim takes slot e for a new entry if it is still free (or, with
- * taken, if it still has the head it had: a closing connection whose key
- * a new one reuses). The slot is then busy until ct_publish. */
-static __always_inline bool ct_claim(struct ct_entry *e, __u32 now, bool taken)
+/* ct_claim takes slot e (index idx) for a new entry if it is still free
+ * (or, with taken, if it still has the head it had: a closing connection
+ * whose key a new one reuses). The slot is then busy until ct_publish. */
+static __always_inline bool ct_claim(struct ct_entry *e, __u32 idx, __u32 now,
+				     bool taken, __u32 family)
 {
 	union ct_head old;
 
 	old.word = *(volatile __u64 *)e;
-	if (!taken && !ct_free(&old, now))
+	if (!taken && !ct_free(e, &old, idx, now, family))
 		return false;
 	if (old.f.flags & CT_F_BUSY)
 		return false;
@@ -331,7 +360,7 @@ __noinline int xlb_ct_claim_free(struct ct_probe *p, __u32 now, __u32 family)
 		e = ct_slot(idx, family);
 		if (!e)
 			break;
-		if (ct_claim(e, now, false)) {
+		if (ct_claim(e, idx, now, false, family)) {
 			p->slot = idx;
 			return 0;
 		}

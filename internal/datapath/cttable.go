@@ -218,15 +218,35 @@ func (t *ctTable) expired(h ctHead, now uint32, timeouts ctTimeouts, grace uint3
 	return now-h.lastSeen > secs+grace
 }
 
-// free is ct_free.
-func (t *ctTable) free(h ctHead, now uint32, timeouts ctTimeouts) bool {
+// free is ct_free, for slot i of head h.
+func (t *ctTable) free(i uint32, h ctHead, now uint32, timeouts ctTimeouts) bool {
 	switch {
 	case h.flags&ctFUsed == 0:
 		return true
 	case h.flags&ctFBusy != 0:
 		return false
-	case h.flags&ctFReverse != 0:
-		return t.expired(h, now, timeouts, ctHoldPeriod)
+	case h.flags&ctFReverse == 0:
+		return t.expired(h, now, timeouts, ctReuseGrace)
+	case !t.expired(h, now, timeouts, ctReuseGrace):
+		return false
+	}
+	return t.expired(h, now, timeouts, ctHoldPeriod) || t.forwardGone(i, now, timeouts)
+}
+
+// forwardGone is ct_forward_gone: the forward entry of the reverse entry
+// in slot i is expired past its grace, given back or another
+// connection's.
+func (t *ctTable) forwardGone(i, now uint32, timeouts ctTimeouts) bool {
+	peer := t.entry(i).Peer
+	if peer >= t.len() {
+		return true
+	}
+	h := t.head(peer)
+	switch {
+	case h.flags&ctFBusy != 0:
+		return false
+	case h.flags&(ctFUsed|ctFReverse) != ctFUsed || t.entry(peer).Peer != i:
+		return true
 	}
 	return t.expired(h, now, timeouts, ctReuseGrace)
 }
@@ -249,7 +269,7 @@ func (t *ctTable) find(k ctKey, now uint32, timeouts ctTimeouts, span uint32) (s
 		if t.holds(i, k) && !t.expired(h, now, timeouts, 0) {
 			return i, true, 0, false
 		}
-		if !hasFree && t.free(h, now, timeouts) {
+		if !hasFree && t.free(i, h, now, timeouts) {
 			free, hasFree = i, true
 		}
 	}
@@ -259,7 +279,7 @@ func (t *ctTable) find(k ctKey, now uint32, timeouts ctTimeouts, span uint32) (s
 // claim is ct_claim (never of a taken slot).
 func (t *ctTable) claim(i, now uint32, timeouts ctTimeouts) bool {
 	old := atomic.LoadUint64(t.headWord(i))
-	if !t.free(headOf(old), now, timeouts) {
+	if !t.free(i, headOf(old), now, timeouts) {
 		return false
 	}
 	busy := ctHead{lastSeen: now, flags: ctFUsed | ctFBusy}

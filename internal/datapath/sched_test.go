@@ -287,3 +287,42 @@ func TestLocalPortHeldPastTimeout(t *testing.T) {
 		t.Errorf("new connection got port %d, want the freed 3000", port)
 	}
 }
+
+// TestLocalPortFreedWithItsConnection: once both entries of a connection
+// are past their timeouts (and the reuse grace), its local port is free,
+// without the 16 s hold a reverse entry keeps while its forward entry may
+// still live: a closed connection gives its port back within seconds.
+func TestLocalPortFreedWithItsConnection(t *testing.T) {
+	e := newEnv(t, Options{})
+	s := loadbalancer.DefaultSettings()
+	s.LocalPortMin, s.LocalPortMax = 3000, 3000 // one port
+	if err := e.dp.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	f := families[0]
+	real1, _ := e.oneRealService(f, loadbalancer.TCP)
+	for _, flags := range []string{"S", "A", "FA"} {
+		e.expect(e.clientPkt(f, loadbalancer.TCP, 40000, 80, flags).frame(t), XDPRedirect, nil)
+	}
+	local := netip.AddrPortFrom(f.laddr, 3000)
+	finAck := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "FA", src: real1, dst: local}
+	e.expect(finAck.frame(t), XDPRedirect, nil)
+
+	fwdKey := keyOf(netip.AddrPortFrom(f.client, 40000), netip.AddrPortFrom(f.vip, 80), loadbalancer.TCP)
+	revKey := keyOf(real1, local, loadbalancer.TCP)
+	fin := uint32(s.TCPFinTimeout / time.Second)
+	// within the reuse grace after the timeout: still held
+	e.age(f, fwdKey, fin+1)
+	e.age(f, revKey, fin+1)
+	e.expect(e.clientPkt(f, loadbalancer.TCP, 40001, 80, "S").frame(t), XDPDrop, nil)
+	// past it, both entries: the port is free, long before the 16 s hold
+	e.age(f, fwdKey, ctReuseGrace+1)
+	e.age(f, revKey, ctReuseGrace+1)
+	out := e.expect(e.clientPkt(f, loadbalancer.TCP, 40001, 80, "S").frame(t), XDPRedirect, nil)
+	if port := srcOf(t, out).Port(); port != 3000 {
+		t.Errorf("new connection got port %d, want the freed 3000", port)
+	}
+	if fin+ctReuseGrace+2 >= fin+ctHoldPeriod {
+		t.Fatalf("the test ages %d s: not shorter than the hold", fin+ctReuseGrace+2)
+	}
+}
