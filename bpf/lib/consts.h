@@ -33,7 +33,7 @@
 #endif
 
 #ifndef XLB_MAX_LADDRS
-#define XLB_MAX_LADDRS 256 /* local IPs over all services */
+#define XLB_MAX_LADDRS 4096 /* local IPs over all services */
 #endif
 
 /* Connection tables: slots per connection, as a fraction. Each connection

@@ -59,14 +59,14 @@ enum xlb_addr_filter_consts {
 	XLB_ADDR_FILTER_HASH_MULT = XLB_ADDR_FILTER_MULT,
 };
 
-#define XLB_MAX_SVC_LADDRS 32 /* local IPs one service can spread over */
+#define XLB_MAX_SVC_LADDRS 256 /* local IPs one service can spread over */
 
 /* services map value. */
 struct service {
-	__u32 id;	  /* index of the per-service arrays (stats, tables) */
-	__u8 sched;	  /* enum xlb_sched */
-	__u8 flags;	  /* reserved, zero */
-	__u8 laddr_count; /* valid entries of laddr_ids */
+	__u32 id;	   /* index of the per-service arrays (stats, tables) */
+	__u8 sched;	   /* enum xlb_sched */
+	__u8 flags;	   /* reserved, zero */
+	__u16 laddr_count; /* valid entries of laddr_ids */
 	__u8 persist_prefix;   /* clients sharing this prefix share a real */
 	__u32 persist_timeout; /* seconds (ipvsadm -p); 0 = no persistence */
 	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */

@@ -88,7 +88,7 @@ func TestValidate(t *testing.T) {
 	localIPs := func(n int) string {
 		var ips []string
 		for i := 1; i <= n; i++ {
-			ips = append(ips, fmt.Sprintf("10.0.2.%d", i))
+			ips = append(ips, fmt.Sprintf("10.0.%d.%d", 3+i/250, i%250+1))
 		}
 		return "local_ips: [" + strings.Join(ips, ", ") + "]"
 	}
@@ -176,6 +176,18 @@ func TestValidate(t *testing.T) {
 		{"fullnat without local IPs (added later, as DPVS)", with(t, "    local_ips: [10.0.2.254]\n", ""), ""},
 		{"the most local IPs", with(t, "local_ips: [10.0.2.254]", most), ""},
 		{"too many local IPs", with(t, "local_ips: [10.0.2.254]", tooMany), fmt.Sprintf("services[0].local_ips: %d local IPs; a service has at most %d", loadbalancer.MaxServiceLocalIPs+1, loadbalancer.MaxServiceLocalIPs)},
+		{"local IP range", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.100-149, 10.0.4.1]"), ""},
+		{"local IP range of one", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.7-7]"), ""},
+		{"local IP range too many", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.0-255, 10.0.4.1]"),
+			"services[0].local_ips: 257 local IPs; a service has at most 256"},
+		{"local IP range reversed", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.100-99]"),
+			`services[0].local_ips[0]: "10.0.3.100-99": the range ends below its first address`},
+		{"local IP range past 255", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.100-300]"),
+			`services[0].local_ips[0]: "10.0.3.100-300": "300" is not the last octet (0-255)`},
+		{"local IP range not an address", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3-9]"),
+			`services[0].local_ips[0]: "10.0.3-9": "10.0.3" is not an IP address`},
+		{"local IP range overlapping", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.3.1-5, 10.0.3.4]"),
+			"services[0].local_ips[1]: 10.0.3.4 is also local_ips[0]"},
 		{"local IP not an IP", with(t, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, nope]"), `services[0].local_ips[1]: "nope" is not an IP address`},
 		{"local IP of the other family", with(t, "local_ips: [10.0.2.254]", `local_ips: ["fd00::1"]`), "services[0].local_ips[0]: fd00::1 is IPv6 but the VIP 10.0.0.1 is IPv4"},
 		{"local IP IPv4-mapped", with(t, "local_ips: [10.0.2.254]", `local_ips: ["::ffff:10.0.2.254"]`), "services[0].local_ips[0]: ::ffff:10.0.2.254 is an IPv4-mapped IPv6 address"},

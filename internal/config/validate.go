@@ -331,22 +331,34 @@ func (ch *checker) service(path string, s *Service) (svc loadbalancer.Service, k
 
 	// no local IP is allowed, as DPVS allows a service before its
 	// local addresses: it forwards nothing until one is added
-	if n := len(s.LocalIPs); n > loadbalancer.MaxServiceLocalIPs {
-		ch.kindf(ErrCapacity, path+".local_ips", "%d local IPs; a service has at most %d (XLB_MAX_SVC_LADDRS)", n, loadbalancer.MaxServiceLocalIPs)
-	}
 	seen := map[netip.Addr]int{}
-	for j, l := range s.LocalIPs {
+	n := 0
+	for j, entry := range s.LocalIPs {
 		lp := fmt.Sprintf("%s.local_ips[%d]", path, j)
-		a, ok := ch.addr(lp, l, roleLocalIP)
-		if !ok || (vipOK && !ch.sameFamily(lp, a, vip)) {
+		addrs, isRange, err := expandRange(entry)
+		switch {
+		case err != nil:
+			ch.addf(lp, "%v", err)
 			continue
+		case !isRange:
+			addrs = []string{entry}
 		}
-		if k, dup := seen[a]; dup {
-			ch.addf(lp, "%s is also local_ips[%d]", a, k)
-			continue
+		n += len(addrs)
+		for _, l := range addrs {
+			a, ok := ch.addr(lp, l, roleLocalIP)
+			if !ok || (vipOK && !ch.sameFamily(lp, a, vip)) {
+				continue
+			}
+			if k, dup := seen[a]; dup {
+				ch.addf(lp, "%s is also local_ips[%d]", a, k)
+				continue
+			}
+			seen[a] = j
+			svc.LocalIPs = append(svc.LocalIPs, a)
 		}
-		seen[a] = j
-		svc.LocalIPs = append(svc.LocalIPs, a)
+	}
+	if n > loadbalancer.MaxServiceLocalIPs {
+		ch.kindf(ErrCapacity, path+".local_ips", "%d local IPs; a service has at most %d (XLB_MAX_SVC_LADDRS)", n, loadbalancer.MaxServiceLocalIPs)
 	}
 	return svc, vipOK && portOK && protoOK
 }

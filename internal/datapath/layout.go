@@ -54,7 +54,9 @@ func (e *LayoutError) Error() string {
 
 // checkLayout compares the maps pinned in pinPath with spec's. With drop,
 // the incompatible pins are removed (the load then creates new maps) and
-// their names returned; without, they are a *LayoutError.
+// their names returned: a connection table alone when only connection
+// tables differ (a resize), else every pinned map. Without, they are a
+// *LayoutError.
 func checkLayout(spec *ebpf.CollectionSpec, pinPath string, drop bool) ([]string, error) {
 	stamps, known, err := readStamps(pinPath)
 	if err != nil {
@@ -78,6 +80,22 @@ func checkLayout(spec *ebpf.CollectionSpec, pinPath string, drop bool) ([]string
 	}
 	if !drop {
 		return nil, &LayoutError{PinPath: pinPath, Maps: bad, Unknown: !known}
+	}
+	if slices.ContainsFunc(bad, func(name string) bool { return name != xlbMapCt4 && name != xlbMapCt6 }) {
+		// the maps name each other's entries by id (connections name
+		// services, reals and local IPs; stats and tables are by service
+		// id): one of them replaced, the others would be misread, so
+		// every pinned map is replaced and the data path starts afresh
+		bad = bad[:0]
+		for name, ms := range spec.Maps {
+			if ms.Pinning != ebpf.PinByName {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(pinPath, name)); err == nil {
+				bad = append(bad, name)
+			}
+		}
+		slices.Sort(bad)
 	}
 	for _, name := range bad {
 		if err := os.Remove(filepath.Join(pinPath, name)); err != nil {

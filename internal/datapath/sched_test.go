@@ -326,3 +326,35 @@ func TestLocalPortFreedWithItsConnection(t *testing.T) {
 		t.Fatalf("the test ages %d s: not shorter than the hold", fin+ctReuseGrace+2)
 	}
 }
+
+// TestServiceOf256LocalIPs: a service with the most local IPs it may have
+// (256, more than a byte counts) spreads new connections over every one
+// of them in turn.
+func TestServiceOf256LocalIPs(t *testing.T) {
+	e := newEnv(t, Options{})
+	f := families[0]
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	var laddrs []netip.Addr
+	for i := range loadbalancer.MaxServiceLocalIPs {
+		laddrs = append(laddrs, netip.AddrFrom4([4]byte{10, 0, 4 + byte(i/250), byte(i%250 + 1)}))
+	}
+	if err := e.dp.AddService(loadbalancer.Service{Key: key, Scheduler: loadbalancer.RoundRobin, LocalIPs: laddrs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.SetReals(key, reals(f, 1)); err != nil {
+		t.Fatal(err)
+	}
+	used := map[netip.Addr]int{}
+	for i := range 2 * len(laddrs) {
+		out := e.expect(e.clientPkt(f, loadbalancer.TCP, uint16(20000+i), 80, "S").frame(t), XDPRedirect, nil)
+		used[srcOf(t, out).Addr()]++
+	}
+	if len(used) != len(laddrs) {
+		t.Fatalf("%d SYNs left from %d local IPs, want all %d", 2*len(laddrs), len(used), len(laddrs))
+	}
+	for _, a := range laddrs {
+		if used[a] != 2 {
+			t.Fatalf("local IP %s took %d connections, want 2 (in turn)", a, used[a])
+		}
+	}
+}

@@ -105,7 +105,7 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 		undo()
 		return err
 	}
-	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint8(len(laddrIDs)),
+	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint16(len(laddrIDs)),
 		PersistTimeout: st.svc.Persistent}
 	if st.svc.Persistent > 0 {
 		val.PersistPrefix = st.svc.PersistBits()

@@ -4,8 +4,12 @@ package datapath
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
@@ -94,4 +98,41 @@ func countEntries(t *testing.T, dp *Datapath) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestLayoutDropsEverythingForAnIDMap: when a map other than a connection
+// table has another layout (the services map, say: local IPs per service
+// grew), DropIncompatible replaces every pinned map, since the others
+// name its entries by id: no service, no connection is left to be
+// misread.
+func TestLayoutDropsEverythingForAnIDMap(t *testing.T) {
+	dir := pinDir(t)
+	pinOneConnection(t, Options{PinPath: dir})
+	stamps, err := ebpf.LoadPinnedMap(filepath.Join(dir, layoutMapName), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stamps.Close()
+	var name [layoutKeySize]byte
+	copy(name[:], xlbMapServices)
+	if err := stamps.Put(name, uint64(12345)); err != nil {
+		t.Fatal(err)
+	}
+	dp, err := Load(Options{PinPath: dir, CPUs: 1, DropIncompatible: true})
+	if err != nil {
+		t.Fatalf("load with DropIncompatible: %v", err)
+	}
+	defer dp.Close()
+	dropped := dp.DroppedMaps()
+	for _, m := range []string{xlbMapServices, xlbMapReals, xlbMapLaddrs, xlbMapCt4, xlbMapCt6, xlbMapSvcVips} {
+		if !slices.Contains(dropped, m) {
+			t.Errorf("DroppedMaps = %v: %s is missing", dropped, m)
+		}
+	}
+	if got := dp.Services(); len(got) != 0 {
+		t.Errorf("services after the drop: %+v, want none", got)
+	}
+	if n := countEntries(t, dp); n != 0 {
+		t.Errorf("the connection tables hold %d entries after the drop, want 0", n)
+	}
 }

@@ -171,10 +171,11 @@ type xlbService struct {
 	Id             uint32
 	Sched          uint8
 	Flags          uint8
-	LaddrCount     uint8
+	LaddrCount     uint16
 	PersistPrefix  uint8
+	_              [3]byte
 	PersistTimeout uint32
-	LaddrIds       [32]uint32
+	LaddrIds       [256]uint32
 }
 
 type xlbServiceKey struct {

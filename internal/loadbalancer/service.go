@@ -11,7 +11,7 @@ import (
 
 // MaxServiceLocalIPs is how many local IPs one service can use
 // (XLB_MAX_SVC_LADDRS in the data path).
-const MaxServiceLocalIPs = 32
+const MaxServiceLocalIPs = 256
 
 // ServiceKey identifies a virtual service. Port 0 matches every port of
 // the VIP that has no service of its own.

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/xlb-dev/xlb/internal/lab/topo"
-	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // BenchPort is the destination port of the generated frames (and of
@@ -121,11 +120,12 @@ func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
 	return st.Drops, err
 }
 
-// xlbLocalIPs is how many local IPs the xlb DUT gives each service (the
-// most a service has): FullNAT holds one port of a local IP per
-// connection, and each CPU has its own slice of every local IP's ports,
-// so a million flows arriving on one CPU need 32 local IPs.
-const xlbLocalIPs = loadbalancer.MaxServiceLocalIPs
+// xlbLocalIPs is how many local IPs the xlb DUT gives each service (32,
+// as in the runs of docs/BENCHMARKS.md): FullNAT holds one port of a
+// local IP and real per connection, and each CPU has its own slice of
+// every local IP's ports, so a million flows arriving on one CPU need 32
+// local IPs.
+const xlbLocalIPs = 32
 
 func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo
