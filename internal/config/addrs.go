@@ -90,21 +90,21 @@ func vipsOf(svcs []Service) map[netip.Addr]int {
 // notVIPs refuses a real or a local IP that is a VIP of any service: the
 // data path would take the packets xlb sends it for its own.
 func (ch *checker) notVIPs(svcs []Service, vips map[netip.Addr]int) {
-	check := func(path, s string, role addrRole) {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return
-		}
+	check := func(path string, a netip.Addr, role addrRole) {
 		if i, ok := vips[a]; ok {
 			ch.kindf(ErrAddressIsVIP, path, "%s is the VIP of services[%d], so it cannot also be %s", a, i, role)
 		}
 	}
 	for i, s := range svcs {
 		for j, l := range s.LocalIPs {
-			check(fmt.Sprintf("services[%d].local_ips[%d]", i, j), l, roleLocalIP)
+			for _, a := range localIPAddrs(l) { // a range, every address of it
+				check(fmt.Sprintf("services[%d].local_ips[%d]", i, j), a, roleLocalIP)
+			}
 		}
 		for j, r := range s.Reals {
-			check(fmt.Sprintf("services[%d].reals[%d].address", i, j), r.Address, roleReal)
+			if a, err := netip.ParseAddr(r.Address); err == nil {
+				check(fmt.Sprintf("services[%d].reals[%d].address", i, j), a, roleReal)
+			}
 		}
 	}
 }

@@ -65,17 +65,18 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 			}
 		}
 		for j, l := range s.LocalIPs {
-			a, err := netip.ParseAddr(l)
-			if err != nil || laddrs[a] {
-				continue
-			}
-			laddrs[a] = true
-			if !laddrsDone && over(lim.LocalIPs, len(laddrs)) {
-				ch.kindf(ErrCapacity, fmt.Sprintf("%s.local_ips[%d]", path, j),
-					"%s is one local IP too many: the data path holds at most %d (XLB_MAX_LADDRS) and keeps %d already; "+
-						"a local IP keeps its place while the pinned maps live, as the replies of its connections need it",
-					a, lim.LocalIPs, held)
-				laddrsDone = true
+			for _, a := range localIPAddrs(l) {
+				if laddrs[a] {
+					continue
+				}
+				laddrs[a] = true
+				if !laddrsDone && over(lim.LocalIPs, len(laddrs)) {
+					ch.kindf(ErrCapacity, fmt.Sprintf("%s.local_ips[%d]", path, j),
+						"%s is one local IP too many: the data path holds at most %d (XLB_MAX_LADDRS) and keeps %d already; "+
+							"a local IP keeps its place while the pinned maps live, as the replies of its connections need it",
+						a, lim.LocalIPs, held)
+					laddrsDone = true
+				}
 			}
 		}
 		if over(lim.Reals, reals+len(s.Reals)) && !over(lim.Reals, reals) { // crossed in this service

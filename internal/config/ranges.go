@@ -18,6 +18,26 @@ import (
 // addresses before the capacity check sees them.
 const maxRangeAddrs = 4096
 
+// localIPAddrs returns the addresses a local_ips entry stands for, a
+// range expanded; those it cannot read (the service's own check reports
+// them) are left out.
+func localIPAddrs(entry string) []netip.Addr {
+	strs, isRange, err := expandRange(entry)
+	if err != nil {
+		return nil
+	}
+	if !isRange {
+		strs = []string{entry}
+	}
+	out := make([]netip.Addr, 0, len(strs))
+	for _, s := range strs {
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // expandRange returns the addresses "FIRST-LAST" stands for, in order,
 // or, for a plain address, that address as it is written (ok is false
 // when s is no range: the caller checks it as an address).

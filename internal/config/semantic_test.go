@@ -96,6 +96,8 @@ func TestAddressIsVIP(t *testing.T) {
 		{"real is another's VIP", addService(strings.Replace(other, "address: 10.0.2.1", "address: 10.0.0.1", 1)), "services[1].reals[0].address: 10.0.0.1 is the VIP of services[0]"},
 		{"real is a later service's VIP", strings.Replace(addService(other), "address: 10.0.2.1, port: 8080", "address: 10.0.0.2, port: 8080", 1), "services[0].reals[0].address: 10.0.0.2 is the VIP of services[1]"},
 		{"local IP is a VIP", addService(strings.Replace(other, "local_ips: [10.0.2.254]", "local_ips: [10.0.0.1]", 1)), "services[1].local_ips[0]: 10.0.0.1 is the VIP of services[0], so it cannot also be a local IP"},
+		{"local IP range holds a VIP", addService(strings.Replace(other, "local_ips: [10.0.2.254]", "local_ips: [10.0.2.254, 9.255.255.250-255, 10.0.0.0-3]", 1)),
+			"services[1].local_ips[2]: 10.0.0.1 is the VIP of services[0], so it cannot also be a local IP"},
 		{"IPv6 real spelt otherwise", addService(v6), "services[1].reals[0].address: 2001:db8::1 is the VIP of services[1]"},
 		{"distinct", addService(other), ""},
 	} {
@@ -242,6 +244,8 @@ func TestCapacity(t *testing.T) {
 		{"reals", services(3, two(2), none), nil, "services[2].reals[0]: one real too many: the configuration has 6 reals over all services and the data path holds at most 4"},
 		{"local IPs", services(2, none, two(3)), nil, "services[1].local_ips[1]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 0 already"},
 		{"local IPs held", services(1, none, two(3)), held, "services[0].local_ips[1]: 10.3.0.1 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 2 already"},
+		{"a range counts each address", services(1, none, func(int) []string { return []string{"10.3.0.0-3"} }), nil,
+			"services[0].local_ips[0]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 0 already"},
 		{"held local IPs the file names count once", services(1, none, func(int) []string { return []string{"10.9.0.1", "10.3.0.0"} }), held, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
