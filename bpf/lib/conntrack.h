@@ -229,8 +229,7 @@ struct lport_req {
 	struct xlb_addr laddr;
 	struct xlb_addr real;
 	__u32 laddr_id;
-	__u32 cursor; /* the port cursor of {laddr_id, real, rport} */
-	__u32 slot;   /* out: the claimed slot of the reverse entry */
+	__u32 slot; /* out: the claimed slot of the reverse entry */
 	__be16 rport;
 	__be16 port; /* out: the local port, 0 when none had room */
 	__u8 proto;
@@ -238,10 +237,6 @@ struct lport_req {
 	__u8 full;    /* out: some port was refused for a full pair */
 	__u8 dropped; /* out: the slot was a half-open connection's */
 };
-
-_Static_assert(
-	(XLB_LPORT_CURSORS & (XLB_LPORT_CURSORS - 1)) == 0,
-	"xlb_lport_alloc masks cursor hashes with XLB_LPORT_CURSORS - 1");
 
 _Static_assert(sizeof(struct lport_req) <=
 		       sizeof(((struct ct_scratch *)0)->lport),
@@ -256,7 +251,7 @@ __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 {
 	__u32 ncpus = xlb_cfg.ncpus ? xlb_cfg.ncpus : 1;
 	__u32 min = xlb_cfg.lport_min, max = xlb_cfg.lport_max;
-	__u32 span, base, *cursor;
+	__u32 span, base, laddr_id, *cursor;
 	int i;
 
 	if (!r)
@@ -271,13 +266,8 @@ __noinline int xlb_lport_alloc(struct lport_req *r, __u32 now)
 	if (span == 0)
 		return 0;
 	base = min + (bpf_get_smp_processor_id() % ncpus) * span;
-	/* the key is read from the request (a map value), not the stack */
-	r->cursor = jhash_3words(r->laddr_id,
-				 r->real.w[0] ^ r->real.w[1] ^ r->real.w[2] ^
-					 r->real.w[3],
-				 r->rport, XLB_CT_HASH_SEED) &
-		    (XLB_LPORT_CURSORS - 1);
-	cursor = bpf_map_lookup_elem(&lport_cursors, &r->cursor);
+	laddr_id = r->laddr_id;
+	cursor = bpf_map_lookup_elem(&lport_cursors, &laddr_id);
 	if (!cursor)
 		return 0;
 

@@ -88,14 +88,6 @@
 #define XLB_FIB_CACHE_ENTRIES 65536 /* destinations whose next hop is kept */
 #endif
 
-#ifndef XLB_LPORT_CURSORS
-/* local port cursors per CPU (a power of two): a new connection takes the
- * cursor of its local IP and real by hash, so that each pair walks the
- * ports on its own and comes back to a port its real may still hold only
- * after a whole round of the range */
-#define XLB_LPORT_CURSORS 65536
-#endif
-
 #ifndef XLB_LPORT_TRIES
 #define XLB_LPORT_TRIES 16 /* local ports probed per new connection */
 #endif

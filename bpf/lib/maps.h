@@ -103,11 +103,10 @@ struct {
 	__type(value, struct sched_cursor);
 } sched_cursors SEC(".maps");
 
-/* hash of {local IP id, real, real port} -> per-CPU cursor in this CPU's
- * slice of the port range (XLB_LPORT_CURSORS). */
+/* local IP id -> per-CPU cursor in this CPU's slice of the port range. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XLB_LPORT_CURSORS);
+	__uint(max_entries, XLB_MAX_LADDRS);
 	__type(key, __u32);
 	__type(value, __u32);
 } lport_cursors SEC(".maps");

@@ -17,7 +17,7 @@ import (
 var limitMaps = struct{ services, reals, laddrs []string }{
 	services: []string{xlbMapServices, xlbMapSvcVips, xlbMapSchedTables, xlbMapSchedCursors, xlbMapSvcStats},
 	reals:    []string{xlbMapReals, xlbMapRealStats, xlbMapRealNexthops},
-	laddrs:   []string{xlbMapLaddrs, xlbMapLaddrNoLport},
+	laddrs:   []string{xlbMapLaddrs, xlbMapLportCursors},
 }
 
 // limitsFrom computes the limits from the maps' sizes. local_addrs holds
@@ -43,7 +43,7 @@ func (d *Datapath) Limits() loadbalancer.Limits {
 		xlbMapServices: d.objs.Services, xlbMapSvcVips: d.objs.SvcVips, xlbMapSchedTables: d.objs.SchedTables,
 		xlbMapSchedCursors: d.objs.SchedCursors, xlbMapSvcStats: d.objs.SvcStats,
 		xlbMapReals: d.objs.Reals, xlbMapRealStats: d.objs.RealStats, xlbMapRealNexthops: d.objs.RealNexthops,
-		xlbMapLaddrs: d.objs.Laddrs, xlbMapLaddrNoLport: d.objs.LaddrNoLport, xlbMapLocalAddrs: d.objs.LocalAddrs,
+		xlbMapLaddrs: d.objs.Laddrs, xlbMapLportCursors: d.objs.LportCursors, xlbMapLocalAddrs: d.objs.LocalAddrs,
 	}
 	l := limitsFrom(func(name string) uint32 { return maps[name].MaxEntries() })
 	l.ConnTable = loadbalancer.ConnTableSizes{IPv4: d.conns[0], IPv6: d.conns[1]}
