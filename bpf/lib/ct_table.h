@@ -315,11 +315,11 @@ static __always_inline bool ct_half_open_stale(const union ct_head *h,
 	       now - h->f.last_seen >= XLB_CT_HALF_OPEN_AGE;
 }
 
-/* ct_give_back_peer gives back the other entry of a connection whose entry
- * in slot idx was taken: the slot peer, if it still points back at idx
- * and is of the other direction (reverse is its CT_F_REVERSE). */
-static __always_inline void ct_give_back_peer(__u32 peer, __u32 idx,
-					      __u8 reverse, __u32 family)
+/* ct_give_back_reverse gives back the reverse entry of a connection whose
+ * forward entry in slot idx was taken: the slot peer, if it still is a
+ * reverse entry that points back at idx. */
+static __always_inline void ct_give_back_reverse(__u32 peer, __u32 idx,
+						 __u32 family)
 {
 	struct ct_entry *e = ct_slot(peer, family);
 	union ct_head h;
@@ -328,7 +328,7 @@ static __always_inline void ct_give_back_peer(__u32 peer, __u32 idx,
 		return;
 	h.word = *(volatile __u64 *)e;
 	if ((h.f.flags & (CT_F_USED | CT_F_BUSY | CT_F_REVERSE)) !=
-		    (CT_F_USED | reverse) ||
+		    (CT_F_USED | CT_F_REVERSE) ||
 	    e->peer != idx)
 		return;
 	ct_swap_head(e, h.word, ct_head_given_back());
@@ -375,7 +375,7 @@ __noinline int xlb_ct_claim_free(struct ct_probe *p, __u32 now, __u32 family)
 	e = ct_slot(victim, family);
 	if (!e || !ct_swap_head(e, victim_head, ct_head_busy(now)))
 		return 0;
-	ct_give_back_peer(e->peer, victim, CT_F_REVERSE, family);
+	ct_give_back_reverse(e->peer, victim, family);
 	p->slot = victim;
 	p->dropped = 1;
 	return 0;

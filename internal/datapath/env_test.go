@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -59,12 +60,23 @@ func ipCmd(t testing.TB, args ...string) {
 	}
 }
 
+// removeOrphans removes, once per test process, the namespaces of
+// earlier test processes that were killed before their cleanup ran.
+var removeOrphans = sync.OnceValue(func() error {
+	_, err := netns.RemoveOrphans("xlbt-")
+	return err
+})
+
 // newEnv builds a namespace and loads a data path with opts (one CPU's
 // port range unless opts say otherwise); both are removed when the test
-// ends, failed or not.
+// ends, failed or not, and by the next test process if this one is
+// killed first.
 func newEnv(t testing.TB, opts Options) *testEnv {
 	t.Helper()
 	requireRoot(t)
+	if err := removeOrphans(); err != nil {
+		t.Fatal(err)
+	}
 	if opts.CPUs == 0 {
 		opts.CPUs = 1
 	}

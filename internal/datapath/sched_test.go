@@ -255,18 +255,26 @@ func TestTableSwapUnderTraffic(t *testing.T) {
 	}
 }
 
+// onePortEnv is a test environment whose local port range is the one
+// port 3000, with the settings it has.
+func onePortEnv(t *testing.T) (*testEnv, loadbalancer.Settings) {
+	t.Helper()
+	e := newEnv(t, Options{})
+	s := loadbalancer.DefaultSettings()
+	s.LocalPortMin, s.LocalPortMax = 3000, 3000
+	if err := e.dp.SetSettings(s); err != nil {
+		t.Fatal(err)
+	}
+	return e, s
+}
+
 // TestLocalPortHeldPastTimeout checks the grace a reverse entry holds its
 // local port for past its timeout (XLB_CT_HOLD_PERIOD, 16 s): a forward
 // entry refreshes its reverse one only once per period, so a port is
 // reused only when the connection is surely over.
 func TestLocalPortHeldPastTimeout(t *testing.T) {
 	const holdPeriod = 16
-	e := newEnv(t, Options{})
-	s := loadbalancer.DefaultSettings()
-	s.LocalPortMin, s.LocalPortMax = 3000, 3000 // one port
-	if err := e.dp.SetSettings(s); err != nil {
-		t.Fatal(err)
-	}
+	e, s := onePortEnv(t)
 	f := families[0]
 	e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.UDP}, loadbalancer.RoundRobin, f.laddr, reals(f, 1)...)
 	e.expect(e.clientPkt(f, loadbalancer.UDP, 40000, 80, "").frame(t), XDPRedirect, nil)
@@ -293,12 +301,7 @@ func TestLocalPortHeldPastTimeout(t *testing.T) {
 // without the 16 s hold a reverse entry keeps while its forward entry may
 // still live: a closed connection gives its port back within seconds.
 func TestLocalPortFreedWithItsConnection(t *testing.T) {
-	e := newEnv(t, Options{})
-	s := loadbalancer.DefaultSettings()
-	s.LocalPortMin, s.LocalPortMax = 3000, 3000 // one port
-	if err := e.dp.SetSettings(s); err != nil {
-		t.Fatal(err)
-	}
+	e, s := onePortEnv(t)
 	f := families[0]
 	real1, _ := e.oneRealService(f, loadbalancer.TCP)
 	for _, flags := range []string{"S", "A", "FA"} {
