@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -81,8 +80,8 @@ func newImportKeepalivedCmd(g *globalFlags) *cobra.Command {
 // importKeepalived converts the file and prints the result.
 func importKeepalived(cmd *cobra.Command, g *globalFlags, f *importFlags, path string) error {
 	for _, l := range f.laddrs {
-		if _, err := netip.ParseAddr(l); err != nil {
-			return usageError{fmt.Errorf("--laddr %q is not an IP address", l)}
+		if _, _, err := config.ParseLocalIPs(l); err != nil {
+			return usageError{fmt.Errorf("--laddr: %w", err)}
 		}
 	}
 	cfg, unmapped, err := keepalived.ImportFile(path, keepalived.Options{Interfaces: f.interfaces, LocalIPs: f.laddrs})

@@ -71,7 +71,7 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 		svc.register(sub)
 		if verb != "del" {
 			sub.Flags().StringVarP(&sched, "scheduler", "s", "rr", "scheduler: rr, wrr, mh or sh")
-			sub.Flags().StringSliceVarP(&laddrs, "laddr", "z", nil, "local IPs FullNAT uses towards the reals (repeat or comma-separate)")
+			sub.Flags().StringSliceVarP(&laddrs, "laddr", "z", nil, "local IPs FullNAT uses towards the reals, addresses or ranges (10.0.3.100-149; repeat or comma-separate)")
 			sub.Flags().StringVar(&name, "name", "", "a name for the service")
 			sub.Flags().BoolVar(&hostAddr, "host-address", false, "the VIP may be an address the host already has (host_address)")
 		}
@@ -148,7 +148,7 @@ func newLaddrCmd(g *globalFlags) *cobra.Command {
 		var svc serviceFlag
 		var addr string
 		sub := &cobra.Command{
-			Use:   verb + " -t|-u VIP:PORT -z IP",
+			Use:   verb + " -t|-u VIP:PORT -z IP|RANGE",
 			Short: map[string]string{"add": "Add a local IP", "del": "Delete a local IP"}[verb],
 			Args:  noArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -156,18 +156,18 @@ func newLaddrCmd(g *globalFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				a, err := netip.ParseAddr(addr)
+				a, _, err := config.ParseLocalIPs(addr)
 				if err != nil {
-					return usageError{fmt.Errorf("local IP %q is not an IP address", addr)}
+					return usageError{fmt.Errorf("--laddr: %w", err)}
 				}
 				if verb == "add" {
-					return change(cmd, g, &c, http.MethodPost, path+"/laddrs", api.LocalIP{Address: a.String()})
+					return change(cmd, g, &c, http.MethodPost, path+"/laddrs", api.LocalIP{Address: a})
 				}
-				return change(cmd, g, &c, http.MethodDelete, path+"/laddrs/"+a.String(), nil)
+				return change(cmd, g, &c, http.MethodDelete, path+"/laddrs/"+a, nil)
 			},
 		}
 		svc.register(sub)
-		sub.Flags().StringVarP(&addr, "laddr", "z", "", "the local IP")
+		sub.Flags().StringVarP(&addr, "laddr", "z", "", "the local IP, or a range of them (10.0.3.100-149, 2001:db8::100-1ff)")
 		cmd.AddCommand(sub)
 	}
 	return cmd

@@ -109,29 +109,41 @@ func (ch *checker) notVIPs(svcs []Service, vips map[netip.Addr]int) {
 	}
 }
 
-// hostVIPs refuses a service whose VIP the host owns (an address it had
-// before xlb, not one xlb added) unless the service says host_address:
-// true: it would take the host's own traffic to that address (a port-0
-// service all of it, SSH included). owns nil knows no address.
-func (ch *checker) hostVIPs(svcs []Service, owns func(netip.Addr) bool) {
+// hostAddrs refuses addresses the host owns (addresses it had before
+// xlb, not ones xlb added). A VIP is refused unless its service says
+// host_address: true: it would take the host's own traffic to that
+// address (a port-0 service all of it, SSH included). A local IP is
+// always refused: the host's own connections from it take their ports
+// from the same 65536 as xlb's, and the replies to a port both hold
+// would go to one of them only. owns nil knows no address.
+func (ch *checker) hostAddrs(svcs []Service, owns func(netip.Addr) bool) {
 	if owns == nil {
 		return
 	}
 	owned := map[netip.Addr]bool{}
-	for i, s := range svcs {
-		a, err := netip.ParseAddr(s.VIP)
-		if err != nil || s.HostAddress {
-			continue
-		}
-		mine, asked := owned[a]
+	mine := func(a netip.Addr) bool {
+		m, asked := owned[a]
 		if !asked {
-			mine = owns(a)
-			owned[a] = mine
+			m = owns(a)
+			owned[a] = m
 		}
-		if mine {
+		return m
+	}
+	for i, s := range svcs {
+		if a, err := netip.ParseAddr(s.VIP); err == nil && !s.HostAddress && mine(a) {
 			ch.kindf(ErrHostAddress, fmt.Sprintf("services[%d].vip", i),
 				"%s is an address this host already has: the service would take the host's own traffic to it "+
 					"(a port-0 service all of it, SSH included); set host_address: true on the service if that is meant", a)
+		}
+		for j, l := range s.LocalIPs {
+			for _, a := range localIPAddrs(l) {
+				if mine(a) {
+					ch.kindf(ErrHostAddress, fmt.Sprintf("services[%d].local_ips[%d]", i, j),
+						"%s is an address this host already has: its own connections from it would take ports "+
+							"xlb gives its connections, and the replies would reach only one of them; use addresses only xlb uses", a)
+					break
+				}
+			}
 		}
 	}
 }

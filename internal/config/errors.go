@@ -30,8 +30,8 @@ var (
 	// maps can (services, VIPs, reals, local IPs, a schedule table).
 	ErrCapacity = errors.New("over the data path's capacity")
 	// ErrHostAddress: a VIP is an address the host had before xlb, and
-	// the service does not say host_address: true.
-	ErrHostAddress = errors.New("a VIP is an address of the host")
+	// the service does not say host_address: true; or a local IP is.
+	ErrHostAddress = errors.New("a VIP or local IP is an address of the host")
 	// ErrAddressIsVIP: a real or a local IP is some service's VIP.
 	ErrAddressIsVIP = errors.New("an address is a VIP")
 	// ErrUnusableAddress: an address that cannot serve its role

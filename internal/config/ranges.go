@@ -18,6 +18,35 @@ import (
 // addresses before the capacity check sees them.
 const maxRangeAddrs = 4096
 
+// ParseLocalIPs reads one local_ips entry, an address or a range, as the
+// configuration does. It returns the entry as the configuration keeps it
+// (an address in its canonical form, a range as written) and its first
+// address; the command lines that take local addresses use it. The
+// error names what is wrong with the entry.
+func ParseLocalIPs(entry string) (canon string, first netip.Addr, err error) {
+	entry = strings.TrimSpace(entry)
+	strs, isRange, err := expandRange(entry)
+	if err != nil {
+		return "", netip.Addr{}, err
+	}
+	if !isRange {
+		strs = []string{entry}
+	}
+	for i, s := range strs {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return "", netip.Addr{}, fmt.Errorf("%q is not an IP address or a range (FIRST-LAST, as 10.0.3.100-149)", entry)
+		}
+		if i == 0 {
+			first = a.Unmap()
+		}
+	}
+	if !isRange {
+		entry = first.String()
+	}
+	return entry, first, nil
+}
+
 // localIPAddrs returns the addresses a local_ips entry stands for, a
 // range expanded; those it cannot read (the service's own check reports
 // them) are left out.

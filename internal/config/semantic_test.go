@@ -127,6 +127,9 @@ func TestHostAddress(t *testing.T) {
 		{"one service says so, the other not", with(t, "vip: 10.0.0.1", "vip: 10.0.0.1\n    host_address: true") + "  - " + second + "\n",
 			owns, "services[1].vip: 10.0.0.1 is an address this host already has: the service would take the host's own traffic"},
 		{"no hook", valid, nil, ""},
+		{"host's local IP", with(t, "vip: 10.0.0.1", "vip: 10.0.0.9") + "  - " +
+			`{vip: 10.0.0.8, port: 0, protocol: tcp, local_ips: [10.0.2.250, "10.0.0.0-3"]}` + "\n",
+			owns, "services[1].local_ips[1]: 10.0.0.1 is an address this host already has: its own connections from it would take ports"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clear(asked)

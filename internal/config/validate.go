@@ -89,7 +89,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 	ch.services(c.Services, d)
 	vips := vipsOf(c.Services)
 	ch.notVIPs(c.Services, vips)
-	ch.hostVIPs(c.Services, env.HostOwns)
+	ch.hostAddrs(c.Services, env.HostOwns)
 	ch.capacity(c.Services, env)
 	if err := ch.err(); err != nil {
 		return nil, err

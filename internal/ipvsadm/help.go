@@ -56,7 +56,7 @@ Options:
                                       defaults to the service's
   --fullnat      -b                   fullnat mode (the default and only one)
   --weight       -w weight            capacity of real server (0 to 65535)
-  --laddr        -z local-address     FullNAT local (source) address
+  --laddr        -z local-address     FullNAT local (source) address or range (10.0.3.100-149)
   --ifname       -F ifname            accepted and ignored: xlb picks the
                                       interface
   --numeric      -n                   numeric output (always: xlb looks up

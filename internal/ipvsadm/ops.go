@@ -38,8 +38,8 @@ func (c *Command) serviceConfig() config.Service {
 	s := config.Service{VIP: c.Service.Addr.Addr().String(), Port: int(c.Service.Addr.Port()),
 		Protocol: c.Service.Proto, Scheduler: c.Scheduler, Mode: "fullnat",
 		Persistent: c.Persistent, Netmask: c.Netmask}
-	if c.LocalIP.IsValid() {
-		s.LocalIPs = []string{c.LocalIP.String()}
+	if c.LocalIP != "" {
+		s.LocalIPs = []string{c.LocalIP}
 	}
 	return s
 }
@@ -71,9 +71,9 @@ func (c *Command) Request() (Request, error) {
 	case DeleteReal:
 		return Request{http.MethodDelete, c.realPath(), nil}, nil
 	case AddLaddr:
-		return Request{http.MethodPost, c.servicePath() + "/laddrs", api.LocalIP{Address: c.LocalIP.String()}}, nil
+		return Request{http.MethodPost, c.servicePath() + "/laddrs", api.LocalIP{Address: c.LocalIP}}, nil
 	case DelLaddr:
-		return Request{http.MethodDelete, c.servicePath() + "/laddrs/" + c.LocalIP.String(), nil}, nil
+		return Request{http.MethodDelete, c.servicePath() + "/laddrs/" + c.LocalIP, nil}, nil
 	}
 	return Request{}, fmt.Errorf("ipvsadm %s is not one API request", c.Kind)
 }
@@ -144,12 +144,12 @@ func (c *Command) ApplyTo(cfg *config.Config) error {
 		w := c.Weight
 		svc.Reals[j].Weight = &w
 	case AddLaddr, DelLaddr:
-		j := slices.IndexFunc(svc.LocalIPs, func(l string) bool { return config.SameAddr(l, c.LocalIP.String()) })
+		j := slices.IndexFunc(svc.LocalIPs, func(l string) bool { return config.SameAddr(l, c.LocalIP) })
 		switch {
 		case c.Kind == AddLaddr && j >= 0:
 			return fmt.Errorf("local address %s exists in service %s", c.LocalIP, c.Service)
 		case c.Kind == AddLaddr:
-			svc.LocalIPs = append(svc.LocalIPs, c.LocalIP.String())
+			svc.LocalIPs = append(svc.LocalIPs, c.LocalIP)
 		case j < 0:
 			return fmt.Errorf("no local address %s in service %s", c.LocalIP, c.Service)
 		default:

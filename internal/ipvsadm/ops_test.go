@@ -39,6 +39,8 @@ func TestRequest(t *testing.T) {
 		{"delete real IPv6", "-d -t [2001:db8::1]:80 -r [2001:db8::2]:8080", `DELETE /v1/services/tcp/2001:db8::1/80/reals/2001:db8::2/8080 null`},
 		{"add laddr", "-P -t 10.0.0.1:80 -z 10.0.0.253 -F eth0", `POST /v1/services/tcp/10.0.0.1/80/laddrs {"address":"10.0.0.253"}`},
 		{"del laddr", "-Q -t 10.0.0.1:80 -z 10.0.0.253", `DELETE /v1/services/tcp/10.0.0.1/80/laddrs/10.0.0.253 null`},
+		{"add laddr range", "-P -t 10.0.0.1:80 -z 10.0.3.100-149", `POST /v1/services/tcp/10.0.0.1/80/laddrs {"address":"10.0.3.100-149"}`},
+		{"del laddr range", "-Q -t [2001:db8::1]:80 -z 2001:db8::100-1ff", `DELETE /v1/services/tcp/2001:db8::1/80/laddrs/2001:db8::100-1ff null`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := parse(t, tc.have).Request()
@@ -97,6 +99,9 @@ func TestApplyTo(t *testing.T) {
 		{"add laddr twice", "-P -t 10.0.0.1:80 -z 10.0.0.254", "local address 10.0.0.254 exists in service TCP 10.0.0.1:80", nil},
 		{"del laddr", "-Q -t 10.0.0.1:80 -z 10.0.0.254", "", func(c *config.Config) bool { return len(c.Services[0].LocalIPs) == 0 }},
 		{"del missing laddr", "-Q -t 10.0.0.1:80 -z 10.0.0.9", "no local address 10.0.0.9 in service TCP 10.0.0.1:80", nil},
+		{"add laddr range", "-P -t 10.0.0.1:80 -z 10.0.3.100-149", "", func(c *config.Config) bool {
+			return len(c.Services[0].LocalIPs) == 2 && c.Services[0].LocalIPs[1] == "10.0.3.100-149"
+		}},
 		{"set timeouts", "--set 600 0 30", "", func(c *config.Config) bool {
 			return c.Timeouts.TCP == 600 && c.Timeouts.TCPFin == 0 && c.Timeouts.UDP == 30
 		}},

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/xlb-dev/xlb/internal/config"
 )
 
 // MaxTimeout is the largest timeout ipvsadm takes, for -p and --set, in
@@ -75,8 +77,10 @@ type Command struct {
 	Real netip.AddrPort
 	// Weight is -w's, 1 when not given (as ipvsadm).
 	Weight int
-	// LocalIP is -z's local address (DPVS -P/-Q; xlb's -A extension).
-	LocalIP netip.Addr
+	// LocalIP is -z's local address or range of them, as keepalived's
+	// laddr_group writes it (10.0.3.100-149; DPVS -P/-Q; xlb's -A
+	// extension), in its canonical form.
+	LocalIP string
 	// Ifname is -F's interface name, which xlb ignores.
 	Ifname string
 	// Timeouts are --set's.
@@ -110,6 +114,8 @@ type parser struct {
 	real, netmask string
 	// servicePort: -t/-u gave a port
 	servicePort bool
+	// laddrIs4: -z's address (the first of a range) is IPv4
+	laddrIs4 bool
 }
 
 // Parse parses an ipvsadm command line (without the program name). Short
@@ -261,11 +267,11 @@ func (p *parser) option(spec optSpec, shown, val string, hasVal bool) error {
 		if err := p.set(optLaddr); err != nil {
 			return err
 		}
-		a, err := parseAddr(val)
+		canon, first, err := config.ParseLocalIPs(val)
 		if err != nil {
 			return usagef("%s %s: illegal local address: %v", shown, val, err)
 		}
-		p.cmd.LocalIP = a
+		p.cmd.LocalIP, p.laddrIs4 = canon, first.Is4()
 	case "ifname":
 		p.cmd.Ifname = val
 		return p.set(optIfname)
@@ -340,7 +346,7 @@ func (p *parser) finish() (*Command, error) {
 		}
 		c.Netmask = m
 	}
-	if p.given[optLaddr] && c.LocalIP.Is4() != c.Service.Addr.Addr().Is4() {
+	if p.given[optLaddr] && p.laddrIs4 != c.Service.Addr.Addr().Is4() {
 		return nil, usagef("-z %s: the local address and the service %s are of different address families", c.LocalIP, c.Service)
 	}
 	g := p.given

@@ -37,7 +37,7 @@ func persist(p int, mask string) func(*Command) {
 	return func(c *Command) { c.Persistent, c.Netmask = p, mask }
 }
 
-func laddr(s string) func(*Command) { return func(c *Command) { c.LocalIP = netip.MustParseAddr(s) } }
+func laddr(s string) func(*Command) { return func(c *Command) { c.LocalIP = s } }
 
 func list(o ListOptions) func(*Command) { return func(c *Command) { c.List = o } }
 
@@ -131,6 +131,8 @@ func TestParse(t *testing.T) {
 		{"save -n", "-S -n", want(Save, list(ListOptions{Numeric: true}))},
 		{"save long", "--save --numeric", want(Save, list(ListOptions{Numeric: true}))},
 		{"add laddr", "-P -t " + svc + " -z 10.0.0.254", want(AddLaddr, tcp(svc), laddr("10.0.0.254"))},
+		{"add laddr range", "-P -t " + svc + " -z 10.0.0.100-149", want(AddLaddr, tcp(svc), laddr("10.0.0.100-149"))},
+		{"add with laddr range", "-A -t " + svc + " -s rr -z 10.0.0.100-149", want(AddService, tcp(svc), sched("rr"), laddr("10.0.0.100-149"))},
 		{"add laddr -F", "--add-laddr -t " + svc + " -z 10.0.0.254 -F dpdk0", want(AddLaddr, tcp(svc), laddr("10.0.0.254"), func(c *Command) { c.Ifname = "dpdk0" })},
 		{"add laddr --ifname", "-P -t " + svc + " --laddr 10.0.0.254 --ifname=eth0", want(AddLaddr, tcp(svc), laddr("10.0.0.254"), func(c *Command) { c.Ifname = "eth0" })},
 		{"del laddr", "-Q -t " + svc + " -z 10.0.0.254", want(DelLaddr, tcp(svc), laddr("10.0.0.254"))},
@@ -186,7 +188,10 @@ func TestParseErrors(t *testing.T) {
 		{"real of other family", "-a " + svc + " -r [2001:db8::2]:80", "-r [2001:db8::2]:80: the real server and the virtual service 10.0.0.1:80 are of different address families"},
 		{"bad netmask", "-A " + svc + " -p -M 255.0.255.0", "-M 255.0.255.0: illegal virtual server persistent mask: want a netmask like 255.255.255.0"},
 		{"IPv6 netmask", "-A -t [2001:db8::1]:80 -p -M 200", "-M 200: illegal ipv6 netmask: want a prefix length from 1 to 128"},
-		{"bad laddr", "-P " + svc + " -z nowhere", "-z nowhere: illegal local address: want an IP address (host names are not looked up)"},
+		{"bad laddr", "-P " + svc + " -z nowhere", `-z nowhere: illegal local address: "nowhere" is not an IP address or a range (FIRST-LAST, as 10.0.3.100-149)`},
+		{"laddr range backwards", "-P " + svc + " -z 10.0.0.100-99", `-z 10.0.0.100-99: illegal local address: "10.0.0.100-99": the range ends below its first address`},
+		{"laddr range end not an octet", "-P " + svc + " -z 10.0.0.100-300", `-z 10.0.0.100-300: illegal local address: "10.0.0.100-300": "300" is not the last octet (0-255) of the range's last address`},
+		{"laddr range of other family", "-P " + svc + " -z 2001:db8::100-1ff", "-z 2001:db8::100-1ff: the local address and the service TCP 10.0.0.1:80 are of different address families"},
 		{"laddr of other family", "-P " + svc + " -z 2001:db8::fe", "-z 2001:db8::fe: the local address and the service TCP 10.0.0.1:80 are of different address families"},
 		{"two commands", "-A -L", "multiple commands specified (add-service and list)"},
 		{"two commands combined", "-Ln -C", "multiple commands specified (list and flush)"},

@@ -64,11 +64,11 @@ func Convert(nodes []*Node, opts Options) (*config.Config, []Unmapped, error) {
 		lips:    map[*Node][]netip.Addr{},
 	}
 	for _, s := range opts.LocalIPs {
-		a, err := netip.ParseAddr(s)
+		canon, a, err := config.ParseLocalIPs(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("local IP %q is not an IP address", s)
+			return nil, nil, fmt.Errorf("local IP %q: %w", s, err)
 		}
-		c.laddrs[a.Is4()] = append(c.laddrs[a.Is4()], a.String())
+		c.laddrs[a.Is4()] = append(c.laddrs[a.Is4()], canon)
 	}
 	top := c.flatten(nodes)
 	// Groups first: a virtual_server may name one defined after it.

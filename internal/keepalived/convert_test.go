@@ -4,6 +4,7 @@ package keepalived
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -315,6 +316,17 @@ func TestConvertOptions(t *testing.T) {
 	}
 	if _, _, err := Convert(nodes, Options{LocalIPs: []string{"10.0.0.300"}}); err == nil || !strings.Contains(err.Error(), "10.0.0.300") {
 		t.Errorf("error %v, want one naming 10.0.0.300", err)
+	}
+	if _, _, err := Convert(nodes, Options{LocalIPs: []string{"10.0.0.100-99"}}); err == nil || !strings.Contains(err.Error(), "ends below its first address") {
+		t.Errorf("error %v, want one saying the range ends below its first address", err)
+	}
+	// a range, as DPVS's laddr_group writes them, stays one entry
+	ranged, _, err := Convert(nodes, Options{LocalIPs: []string{"198.51.100.100-149", "2001:db8::100-1ff"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ranged.Services[0].LocalIPs; !slices.Equal(got, []string{"198.51.100.100-149"}) {
+		t.Errorf("local_ips %q, want [198.51.100.100-149]", got)
 	}
 	cfg, _, err := Convert(nodes, Options{})
 	if err != nil {
