@@ -41,9 +41,11 @@ Scenarios:
                connection-table size (--flows; default 1k..10M, 2.2 GB)
 
 Connection scenarios (XDP TCP endpoints and real applications, DUTs xlb,
-nft, haproxy, direct):
-  cps          highest new-connection rate with no connection error, per
-               core count (--cores)
+nft, haproxy, direct; xdp-fwd with the XDP endpoints):
+  cps          highest new-connection rate with no connection error,
+               verified twice, per core count (--cores), in the DPVS
+               report's shape: 8 reals, xlb with 50 local IPs and rr,
+               1-byte payloads, against nft and xdp-fwd
   cc           hold --conns keepalive connections, a request each per
                --keepalive; the DUT's memory for them
   throughput   --payload-size (800) requests back to back on 1000
@@ -98,7 +100,7 @@ nft, haproxy, direct):
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, http with haproxy)")
+	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, http with haproxy)")
 	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
@@ -115,8 +117,8 @@ nft, haproxy, direct):
 	f.IntSliceVar(&o.Conns, "conns", nil, "cc: concurrent connections to hold (default 1000000,10000000)")
 	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1s)")
 	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000)")
-	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency 1)")
-	f.IntVar(&o.Reals, "reals", 2, "real servers (sinks)")
+	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency and cps 1)")
+	f.IntVar(&o.Reals, "reals", 0, "real servers (default 2; cps 8, as the DPVS report)")
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")
 	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIME)")

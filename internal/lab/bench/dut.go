@@ -56,8 +56,9 @@ type DropCounter interface {
 // DUTNames are the DUTs --dut accepts, in their default order.
 var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
 
-// ConnDUTNames are the DUTs the connection scenarios take.
-var ConnDUTNames = []string{"xlb", "nft", "haproxy", "direct"}
+// ConnDUTNames are the DUTs the connection scenarios take (xdp-fwd only
+// those of the XDP endpoints).
+var ConnDUTNames = []string{"xlb", "nft", "xdp-fwd", "haproxy", "direct"}
 
 // NewDUT returns the DUT called name among those of the lab itself,
 // which frame and connection scenarios share: xlb, kernel, nft, sink and
@@ -67,7 +68,7 @@ var ConnDUTNames = []string{"xlb", "nft", "haproxy", "direct"}
 func NewDUT(name string) (DUT, error) {
 	switch name {
 	case "xlb":
-		return &xlbDUT{}, nil
+		return NewXLBDUT(DefaultXLBShape), nil
 	case "kernel":
 		return kernelDUT{}, nil
 	case "nft":
@@ -102,13 +103,39 @@ func VIPTarget(e *Env, v6, _ bool) netip.Addr {
 
 // xlbDUT is the xlb daemon with port-0 (every port) FullNAT services,
 // TCP and UDP, on the VIP and the IPv6 VIP over every real.
-type xlbDUT struct{ d *topo.Daemon }
+type xlbDUT struct {
+	shape XLBShape
+	d     *topo.Daemon
+}
+
+// XLBShape is how the xlb DUT's services are built.
+type XLBShape struct {
+	// LocalIPs is how many local IPs each service has: FullNAT holds
+	// one port of a local IP and real per connection.
+	LocalIPs int
+	// Scheduler is the services' scheduler.
+	Scheduler string
+}
+
+// DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs
+// of docs/BENCHMARKS.md: 32 local IPs (a million flows arriving on one
+// CPU, with ports split between CPUs, need that many) and Maglev.
+var DefaultXLBShape = XLBShape{LocalIPs: 32, Scheduler: "mh"}
+
+// DPVSXLBShape is the xlb DUT as the DPVS v1.9.2 report set DPVS up for
+// its CPS table: 50 local IPs (192.168.3.100-149 there) and round robin.
+var DPVSXLBShape = XLBShape{LocalIPs: 50, Scheduler: "rr"}
+
+// NewXLBDUT returns the xlb DUT with services of the given shape.
+func NewXLBDUT(shape XLBShape) DUT { return &xlbDUT{shape: shape} }
 
 func (*xlbDUT) Name() string                               { return "xlb" }
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
-func (x *xlbDUT) Version(e *Env) string                    { return "xlb " + XLBVersion(e.Self) }
+func (x *xlbDUT) Version(e *Env) string {
+	return fmt.Sprintf("xlb %s; services of %d local IPs, %s", XLBVersion(e.Self), x.shape.LocalIPs, x.shape.Scheduler)
+}
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	_, err := x.d.Client().Version(ctx)
 	return err
@@ -120,13 +147,6 @@ func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
 	return st.Drops, err
 }
 
-// xlbLocalIPs is how many local IPs the xlb DUT gives each service (32,
-// as in the runs of docs/BENCHMARKS.md): FullNAT holds one port of a
-// local IP and real per connection, and each CPU has its own slice of
-// every local IP's ports, so a million flows arriving on one CPU need 32
-// local IPs.
-const xlbLocalIPs = 32
-
 func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo
 	var b strings.Builder
@@ -135,17 +155,13 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	// a closed connection is kept 2 s, as the nft DUT's conntrack.
 	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
 	for _, v6 := range []bool{false, true} {
-		vip, lip := t.VIP(), t.LocalIP()
+		vip, lips := t.VIP(), localIPRange(t.LocalIP(), x.shape.LocalIPs)
 		if v6 {
-			vip, lip = t.VIP6(), t.LocalIP6()
-		}
-		var lips []string
-		for i := 0; i < xlbLocalIPs; i++ {
-			lips = append(lips, fmt.Sprintf("%q", lip))
-			lip = lip.Prev()
+			vip, lips = t.VIP6(), localIPRange(t.LocalIP6(), x.shape.LocalIPs)
 		}
 		for _, proto := range []string{"udp", "tcp"} {
-			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: mh, local_ips: [%s], reals: [", vip, proto, strings.Join(lips, ", "))
+			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: %s, local_ips: [%q], reals: [", vip, proto,
+				x.shape.Scheduler, lips)
 			for i := 1; i <= t.Reals; i++ {
 				addr := t.RealAddr(i)
 				if v6 {
@@ -165,6 +181,20 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	}
 	x.d = d
 	return nil
+}
+
+// localIPRange is the range of n local IPs that ends at last, written as
+// the configuration takes it (10.0.2.205-254, fd00:0:2::cd-fe).
+func localIPRange(last netip.Addr, n int) string {
+	first := last
+	for i := 1; i < n; i++ {
+		first = first.Prev()
+	}
+	b := last.AsSlice()
+	if last.Is4() {
+		return fmt.Sprintf("%s-%d", first, b[3])
+	}
+	return fmt.Sprintf("%s-%x", first, uint16(b[14])<<8|uint16(b[15]))
 }
 
 func (x *xlbDUT) Teardown(e *Env) error {

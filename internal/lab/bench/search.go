@@ -12,15 +12,31 @@ type SearchParams struct {
 	LossTolerancePct float64 // loss a passing trial may have: 0 for NDR, 0.1 for PDR
 	Precision        float64 // stop when the interval is narrower than this fraction of the maximum (0.005)
 	MaxIterations    int     // trials at most, besides the maximum and the verification
+	// Verifications are the trials in a row the rate found must pass
+	// (0 or 1: one, as RFC 2544; the DPVS-shaped cps asks two). When
+	// one fails, the rate steps down by VerifyStep and is verified
+	// again, at most MaxVerifySteps times.
+	Verifications int
 }
+
+// VerifyStep is how far a rate whose verification failed steps down, as
+// a fraction of itself; MaxVerifySteps how often.
+const (
+	VerifyStep     = 0.05
+	MaxVerifySteps = 4
+)
 
 // SearchResult is a search's outcome.
 type SearchResult struct {
-	RatePPS      float64 `json:"rate_pps"` // highest passing rate found (0: none)
-	Verified     bool    `json:"verified"` // the final trial at that rate passed
-	Iterations   int     `json:"iterations"`
-	MaxPPS       float64 `json:"max_pps"` // the generator's unpaced rate through this DUT
-	LossAtMaxPct float64 `json:"loss_at_max_pct"`
+	RatePPS  float64 `json:"rate_pps"` // highest passing rate found (0: none)
+	Verified bool    `json:"verified"` // the final trials at that rate passed
+	// VerifiedTimes is how many trials in a row passed at RatePPS;
+	// StepsDown how often a failed verification lowered the rate.
+	VerifiedTimes int     `json:"verified_times,omitempty"`
+	StepsDown     int     `json:"steps_down,omitempty"`
+	Iterations    int     `json:"iterations"`
+	MaxPPS        float64 `json:"max_pps"` // the generator's unpaced rate through this DUT
+	LossAtMaxPct  float64 `json:"loss_at_max_pct"`
 }
 
 // SearchTrial is what a search reads of a trial: frames (frames.Trial)
@@ -51,9 +67,14 @@ func Search[T SearchTrial](ctx context.Context, p SearchParams, trial func(rate 
 	if !top.SearchValid() || top.SearchOffered() == 0 {
 		return res, nil
 	}
+	need := max(p.Verifications, 1)
 	if passes(p, top) {
-		res.RatePPS, res.Verified = top.SearchOffered(), true
-		return res, nil
+		// the maximum is its own first verification
+		res.RatePPS, res.VerifiedTimes, res.Verified = top.SearchOffered(), 1, need == 1
+		if res.Verified {
+			return res, nil
+		}
+		return verify(ctx, p, res, trial)
 	}
 	lo, hi := 0.0, top.SearchOffered()
 	for res.Iterations < p.MaxIterations && hi-lo > p.Precision*top.SearchOffered() && ctx.Err() == nil {
@@ -70,12 +91,35 @@ func Search[T SearchTrial](ctx context.Context, p SearchParams, trial func(rate 
 		}
 	}
 	res.RatePPS = lo
-	if lo > 0 && ctx.Err() == nil {
-		t, err := trial(lo)
-		if err != nil {
-			return res, err
+	if lo == 0 {
+		return res, ctx.Err()
+	}
+	return verify(ctx, p, res, trial)
+}
+
+// verify runs the verification trials at res.RatePPS (those it already
+// passed are res.VerifiedTimes), stepping the rate down after a failure
+// when more than one is asked.
+func verify[T SearchTrial](ctx context.Context, p SearchParams, res SearchResult, trial func(rate float64) (T, error)) (SearchResult, error) {
+	need := max(p.Verifications, 1)
+	for ctx.Err() == nil {
+		for res.VerifiedTimes < need && ctx.Err() == nil {
+			t, err := trial(res.RatePPS)
+			if err != nil {
+				return res, err
+			}
+			if !passes(p, t) {
+				break
+			}
+			res.VerifiedTimes++
 		}
-		res.Verified = passes(p, t)
+		res.Verified = res.VerifiedTimes == need
+		if res.Verified || need == 1 || res.StepsDown == MaxVerifySteps {
+			break // one verification reports what it saw, as RFC 2544
+		}
+		res.RatePPS *= 1 - VerifyStep
+		res.StepsDown++
+		res.VerifiedTimes = 0
 	}
 	return res, ctx.Err()
 }

@@ -36,10 +36,10 @@ func TestSearch(t *testing.T) {
 		wantLo, wantHi       float64
 		wantMaxIter, minIter int
 	}{
-		{"no loss at max", 2e6, 1e6, SearchParams{0, 0.005, 20}, 1e6, 1e6, 0, 0},
-		{"NDR below max", 7e5, 1e6, SearchParams{0, 0.005, 20}, 7e5 - 5e3, 7e5, 20, 5},
-		{"PDR tolerates 0.1%", 7e5, 1e6, SearchParams{0.1, 0.005, 20}, 7e5 - 5e3, 7e5 * 1.001, 20, 5},
-		{"iterations bound the search", 7e5, 1e6, SearchParams{0, 0.0001, 3}, 5e5, 7e5, 3, 3},
+		{"no loss at max", 2e6, 1e6, SearchParams{LossTolerancePct: 0, Precision: 0.005, MaxIterations: 20}, 1e6, 1e6, 0, 0},
+		{"NDR below max", 7e5, 1e6, SearchParams{LossTolerancePct: 0, Precision: 0.005, MaxIterations: 20}, 7e5 - 5e3, 7e5, 20, 5},
+		{"PDR tolerates 0.1%", 7e5, 1e6, SearchParams{LossTolerancePct: 0.1, Precision: 0.005, MaxIterations: 20}, 7e5 - 5e3, 7e5 * 1.001, 20, 5},
+		{"iterations bound the search", 7e5, 1e6, SearchParams{LossTolerancePct: 0, Precision: 0.0001, MaxIterations: 3}, 5e5, 7e5, 3, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var rates []float64
@@ -60,5 +60,50 @@ func TestSearch(t *testing.T) {
 				t.Errorf("last trial at %.0f, want the verification at %.0f", rates[len(rates)-1], res.RatePPS)
 			}
 		})
+	}
+}
+
+// TestSearchVerifiesTwice: with two verifications asked, a rate counts
+// only when two trials in a row pass at it; a failure steps it down.
+func TestSearchVerifiesTwice(t *testing.T) {
+	var rates []float64
+	pass := fakeTrial(7e5, 1e6, &rates)
+	seen, failed := map[float64]int{}, false
+	flaky := func(rate float64) (fakeResult, error) {
+		r, err := pass(rate)
+		// the first verification trial (a rate's second trial: the
+		// search ran at it once) fails, as a noisy lab's may
+		if seen[rate]++; seen[rate] == 2 && !failed {
+			failed, r.lossPct = true, 1
+		}
+		return r, err
+	}
+	res, err := Search(context.Background(), SearchParams{Precision: 0.005, MaxIterations: 20, Verifications: 2}, flaky)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.VerifiedTimes != 2 || res.StepsDown != 1 {
+		t.Fatalf("verified %v, %d times, %d steps down; want verified twice after one step down (trials at %v)",
+			res.Verified, res.VerifiedTimes, res.StepsDown, rates)
+	}
+	n := len(rates)
+	if rates[n-1] != res.RatePPS || rates[n-2] != res.RatePPS || res.RatePPS > 7e5*(1-VerifyStep) {
+		t.Errorf("last trials at %v, want two at the stepped-down rate %.0f", rates[n-3:], res.RatePPS)
+	}
+	again := map[float64]int{}
+	never := func(rate float64) (fakeResult, error) {
+		r, err := pass(rate)
+		if again[rate]++; again[rate] >= 2 {
+			r.lossPct = 1 // no rate passes twice
+		}
+		return r, err
+	}
+	rates = nil
+	res, err = Search(context.Background(), SearchParams{Precision: 0.005, MaxIterations: 20, Verifications: 2}, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verified || res.StepsDown != MaxVerifySteps {
+		t.Errorf("verified %v after %d steps down; want unverified after %d", res.Verified, res.StepsDown, MaxVerifySteps)
 	}
 }

@@ -69,8 +69,11 @@ type ConnTrial struct {
 	DUTMemBytes uint64            `json:"dut_mem_bytes,omitempty"`
 	DUTMemHow   string            `json:"dut_mem_how,omitempty"`
 	DUTDrops    map[string]uint64 `json:"dut_drops,omitempty"`
-	Valid       bool              `json:"valid"`
-	Invalid     string            `json:"invalid,omitempty"`
+	// Links are the DUT's and the client's packet and byte rates while
+	// the client sent (cps trials: the columns of the DPVS table).
+	Links   *bench.LinkRates `json:"links,omitempty"`
+	Valid   bool             `json:"valid"`
+	Invalid string           `json:"invalid,omitempty"`
 }
 
 // SearchValid, SearchLossPct and SearchOffered let bench.Search read a
@@ -156,7 +159,7 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 	if err := cl.server.Attach(t.Real(1), bench.DirectRealIf); err != nil {
 		return nil, err
 	}
-	if dut.Name() != "xlb" && dut.Name() != "direct" {
+	if dut.Name() != "xlb" && dut.Name() != "direct" && dut.Name() != "xdp-fwd" {
 		// the kernel forwards: see AttachPass
 		for _, ifname := range t.LBInterfaces() {
 			if err := cl.server.AttachPass(t.LB(), ifname); err != nil {

@@ -116,7 +116,7 @@ func (r *Report) WriteTables(w io.Writer) error {
 			return "-"
 		}
 		out := ""
-		for _, other := range []string{"nft", "direct"} {
+		for _, other := range []string{"nft", "xdp-fwd", "direct"} {
 			if b, ok := v(other); ok && b > 0 && other != dut {
 				out += fmt.Sprintf(" %.2fx %s", mine/b, other)
 			}
@@ -127,18 +127,49 @@ func (r *Report) WriteTables(w io.Writer) error {
 	case "cps":
 		fmt.Fprintln(w, "## Connection rate (the DPVS CPS table): highest rate with no connection error")
 		fmt.Fprintf(w, "\nEach connection: SYN, SYN-ACK, ACK + %d-byte request, %d-byte response, FIN, FIN-ACK, ACK (XDP endpoints). Binary search as RFC 2544, errors = RSTs + timeouts + retransmissions + unexpected segments + slots still busy.\n\n", r.Options.PayloadSize, r.Options.PayloadSize)
-		fmt.Fprintln(w, "| DUT | cores | CPS (no errors) | verified | max offered CPS | errors at max % | held in the DUT | ratio |\n|---|---:|---:|---|---:|---:|---:|---|")
-		for _, s := range r.ConnSearches {
-			rate := func(d string) (float64, bool) {
+		fmt.Fprintf(w, "The rate counts when %d verification trials in a row pass at it; a failure steps it down %.0f%%. "+
+			"DUT columns: packets and bytes per second into and out of every balancer interface, and the connections in its table "+
+			"after the last verification; client columns: its interface's packets and bits per second and the frames its link "+
+			"dropped, in the same trial. Rates are the frames of the trial's connections over the trial's duration.\n\n", cpsVerifications, 100*bench.VerifyStep)
+		fmt.Fprintln(w, "| DUT | cores | cps | verified | ipackets/pps | opackets/pps | ibytes/Bps | obytes/Bps | connections | "+
+			"client pktRx/s | client pktTx/s | client bitsRx/s | client bitsTx/s | client drops | max offered CPS | errors at max % | ratio |")
+		fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+		rate := func(cores int) func(string) (float64, bool) {
+			return func(d string) (float64, bool) {
 				for _, o := range r.ConnSearches {
-					if o.DUT == d && o.Cores == s.Cores {
+					if o.DUT == d && o.Cores == cores {
 						return o.RatePPS, true
 					}
 				}
 				return 0, false
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %v | %.0f | %.2f | %d |%s |\n", s.DUT, s.Cores, s.RatePPS, s.Verified, s.MaxPPS,
-				s.LossAtMaxPct, s.Held, base(s.DUT, rate))
+		}
+		for _, s := range r.ConnSearches {
+			l := bench.LinkRates{}
+			if s.Links != nil {
+				l = *s.Links
+			}
+			verified := fmt.Sprintf("%v", s.Verified)
+			if s.Verified {
+				verified = fmt.Sprintf("%dx", s.VerifiedTimes)
+			}
+			if s.StepsDown > 0 {
+				verified += fmt.Sprintf(" (stepped down %d times)", s.StepsDown)
+			}
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.2f |%s |\n",
+				s.DUT, s.Cores, s.RatePPS, verified, l.DUTInPPS, l.DUTOutPPS, l.DUTInBps, l.DUTOutBps, s.Held,
+				l.ClientRxPPS, l.ClientTxPPS, l.ClientRxBits, l.ClientTxBits, l.ClientDropped, s.MaxPPS, s.LossAtMaxPct,
+				base(s.DUT, rate(s.Cores)))
+		}
+		for _, s := range r.ConnSearches {
+			if s.DUT != "xlb" {
+				continue
+			}
+			if fwd, ok := rate(s.Cores)("xdp-fwd"); ok && fwd > 0 {
+				fmt.Fprintf(w, "\nxlb on %d core(s) reaches %.2fx the bare XDP forwarder's rate: %s.\n", s.Cores, s.RatePPS/fwd,
+					map[bool]string{true: "at 0.9x or more, the endpoints and the lab are the limit, not xlb",
+						false: "below 0.9x, xlb is the limit"}[s.RatePPS >= 0.9*fwd])
+			}
 		}
 	case "cc", "throughput", "latency":
 		title := map[string]string{"cc": "## Concurrent connections held, with keepalive requests (the DPVS CC table)",

@@ -20,7 +20,14 @@ type ConnSearch struct {
 	// Held are the connections in the DUT's table after the verifying
 	// trial (closed ones wait out their timeout there).
 	Held uint64 `json:"held"`
+	// Links are the DUT's and the client's rates in the last passing
+	// verification trial (the DPVS table's columns).
+	Links *bench.LinkRates `json:"links,omitempty"`
 }
+
+// cpsVerifications is how many trials in a row the rate a cps search
+// finds must pass (the issue's "verified twice").
+const cpsVerifications = 2
 
 // cpsSlots is how many client addresses and ports cps cycles through:
 // a slot comes back after slots/rate seconds, later than the DUTs keep a
@@ -71,21 +78,30 @@ func (r *Runner) cpus(n int) []int { return r.opts.CPUs[:min(n, len(r.opts.CPUs)
 // cpsSearch finds the highest zero-error connection rate through a DUT
 // on the given number of cores.
 func (r *Runner) cpsSearch(ctx context.Context, cl *connLab, cores int) error {
-	p := bench.SearchParams{Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations}
-	var last ConnTrial
+	p := bench.SearchParams{Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations, Verifications: cpsVerifications}
+	var trials []ConnTrial
 	res, err := bench.Search(ctx, p, func(rate float64) (ConnTrial, error) {
 		role := "search"
 		if rate == 0 {
 			role = "max"
 		}
 		t, err := r.openTrial(ctx, cl, role, cores, rate)
-		last = t
+		trials = append(trials, t)
 		return t, err
 	})
 	if err != nil {
 		return err
 	}
-	r.res.ConnSearches = append(r.res.ConnSearches, ConnSearch{DUT: cl.dut.Name(), Cores: cores, SearchResult: res, Held: last.DUTConns})
+	s := ConnSearch{DUT: cl.dut.Name(), Cores: cores, SearchResult: res}
+	// the columns come from the last trial at the rate found
+	for i := len(trials) - 1; i >= 0; i-- {
+		t := trials[i]
+		if t.AskedCPS == res.RatePPS || (t.AskedCPS == 0 && t.OfferedCPS == res.RatePPS) {
+			s.Held, s.Links = t.DUTConns, t.Links
+			break
+		}
+	}
+	r.res.ConnSearches = append(r.res.ConnSearches, s)
 	return nil
 }
 
@@ -100,17 +116,27 @@ func (r *Runner) openTrial(ctx context.Context, cl *connLab, role string, cores 
 	if err != nil {
 		return ConnTrial{}, err
 	}
+	linksBefore, err := r.env.ReadLinks(cl.ifname)
+	if err != nil {
+		return ConnTrial{}, err
+	}
 	if err := cl.run(ctx, endpoint.Open, rate, 0, r.opts.Duration, cpus); err != nil {
 		return ConnTrial{}, err
 	}
 	if err := cl.settle(ctx, cpus, false); err != nil {
 		return ConnTrial{}, err
 	}
+	linksAfter, err := r.env.ReadLinks(cl.ifname)
+	if err != nil {
+		return ConnTrial{}, err
+	}
+	links := linksAfter.RatesOver(linksBefore, r.opts.Duration)
 	after, err := cl.read(ctx)
 	if err != nil {
 		return ConnTrial{}, err
 	}
 	t := cl.trial(r.scenario, role, len(cpus), rate, r.opts.Duration, before, after)
+	t.Links = &links
 	if t.DUTConns, t.DUTMemBytes, t.DUTMemHow, err = r.env.DUTConns(ctx, cl.dut); err != nil {
 		return t, err
 	}

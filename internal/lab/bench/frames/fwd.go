@@ -18,10 +18,12 @@ import (
 // (bpf/bench/fwd.bpf.c), the ceiling of an XDP program that forwards.
 func NewFwdDUT() bench.DUT { return &fwdDUT{} }
 
-// fwdDUT is the bare XDP forwarder on the balancer's client interface.
+// fwdDUT is the bare XDP forwarder on every interface of the balancer:
+// the client's frames in, and the reals' answers back (connection
+// scenarios).
 type fwdDUT struct {
-	objs fwdObjects
-	l    link.Link
+	objs  fwdObjects
+	links []link.Link
 }
 
 func (*fwdDUT) Name() string   { return "xdp-fwd" }
@@ -34,11 +36,15 @@ func (*fwdDUT) Version(*bench.Env) string {
 }
 
 func (f *fwdDUT) Alive(context.Context, *bench.Env) error {
-	if f.l == nil {
+	if len(f.links) == 0 {
 		return fmt.Errorf("xdp-fwd: not attached")
 	}
-	_, err := f.l.Info()
-	return err
+	for _, l := range f.links {
+		if _, err := l.Info(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
@@ -54,23 +60,20 @@ func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
 			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
 				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
 			}
-		}
-		ifc, err := net.InterfaceByName("l0")
-		if err != nil {
-			return err
-		}
-		f.l, err = link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
-		if err != nil {
-			return fmt.Errorf("attach xdp-fwd: %w", err)
+			l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
+			if err != nil {
+				return fmt.Errorf("attach xdp-fwd to %s: %w", name, err)
+			}
+			f.links = append(f.links, l)
 		}
 		return nil
 	})
 }
 
 func (f *fwdDUT) Teardown(*bench.Env) error {
-	if f.l != nil {
-		_ = f.l.Close()
-		f.l = nil
+	for _, l := range f.links {
+		_ = l.Close()
 	}
+	f.links = nil
 	return f.objs.Close()
 }

@@ -20,7 +20,8 @@ func TestScenarioDUTs(t *testing.T) {
 		{"pps", []string{"direct"}, "DUT direct: pps takes"},
 		{"rfc2544", []string{"haproxy"}, "DUT haproxy: rfc2544 takes"},
 		{"cps", []string{"xlb", "nft", "haproxy", "direct"}, ""},
-		{"cps", []string{"xdp-fwd"}, "DUT xdp-fwd: cps takes"},
+		{"cps", []string{"xdp-fwd"}, ""},
+		{"http", []string{"xdp-fwd"}, "DUT xdp-fwd: http runs kernel applications"},
 		{"http", []string{"sink"}, "DUT sink: http takes"},
 		{"cc", []string{"bogus"}, `DUT "bogus"`},
 	} {

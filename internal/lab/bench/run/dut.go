@@ -8,12 +8,17 @@ import (
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
 )
 
-// NewDUT returns the DUT called name, any of them: the bare XDP
-// forwarder of the frame scenarios, haproxy of the connection scenarios,
-// or one of the lab's own (bench.NewDUT, which names what it takes when
-// name is none of them).
-func NewDUT(name string) (bench.DUT, error) {
+// NewDUT returns the DUT called name for a scenario, any of them: the
+// bare XDP forwarder, haproxy of the connection scenarios, xlb in the
+// scenario's shape (cps: as the DPVS report's), or one of the lab's own
+// (bench.NewDUT, which names what it takes when name is none of them).
+func NewDUT(name, scenario string) (bench.DUT, error) {
 	switch name {
+	case "xlb":
+		if scenario == "cps" {
+			return bench.NewXLBDUT(bench.DPVSXLBShape), nil
+		}
+		return bench.NewXLBDUT(bench.DefaultXLBShape), nil
 	case "xdp-fwd":
 		return frames.NewFwdDUT(), nil
 	case "haproxy":

@@ -16,10 +16,15 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 	if len(o.DUTs) == 0 {
 		o.DUTs = []string{"xlb", "nft", "direct"}
 		if scenario == "http" {
-			o.DUTs = bench.ConnDUTNames
+			o.DUTs = []string{"xlb", "nft", "haproxy", "direct"}
 		}
 		if scenario == "redis" {
 			o.DUTs = []string{"xlb", "direct"}
+		}
+		if scenario == "cps" {
+			// xlb against the kernel's NAT and against an XDP hop
+			// that does nothing but forward
+			o.DUTs = []string{"xlb", "nft", "xdp-fwd"}
 		}
 	}
 	if o.Duration == 0 {
@@ -43,7 +48,8 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 		o.OpenRate = 100_000
 	}
 	if o.PayloadSize == 0 {
-		o.PayloadSize = map[string]int{"throughput": 800, "latency": 1}[scenario]
+		// the DPVS report's dperf: 1 byte for CPS, 800 for throughput
+		o.PayloadSize = map[string]int{"throughput": 800, "latency": 1, "cps": 1}[scenario]
 		if o.PayloadSize == 0 {
 			o.PayloadSize = 64
 		}

@@ -83,6 +83,9 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 	}
 	if o.Reals == 0 {
 		o.Reals = 2
+		if scenario == "cps" {
+			o.Reals = 8 // as the DPVS report's CPS table
+		}
 	}
 	if o.LabName == "" {
 		o.LabName = "xlbbench"
@@ -100,7 +103,7 @@ func validate(o bench.Options, scenario string) error {
 	}
 	conn := slices.Contains(connScenarios, scenario)
 	for _, d := range o.DUTs {
-		if _, err := NewDUT(d); err != nil {
+		if _, err := NewDUT(d, scenario); err != nil {
 			return err
 		}
 		if conn != slices.Contains(bench.ConnDUTNames, d) && (conn || !slices.Contains(bench.DUTNames, d) && d != "sink") {
@@ -109,6 +112,10 @@ func validate(o bench.Options, scenario string) error {
 				want = bench.ConnDUTNames
 			}
 			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
+		}
+		if d == "xdp-fwd" && (scenario == "redis" || scenario == "http") {
+			return fmt.Errorf("DUT xdp-fwd: %s runs kernel applications, and the forwarder's redirects reach only "+
+				"interfaces with an XDP program (the XDP endpoints'): it takes xlb, nft, haproxy, direct", scenario)
 		}
 	}
 	if conn {
@@ -189,7 +196,7 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 		fr = frames.NewRunner(env, opts, scenario, &res.FrameResults)
 	}
 	for _, name := range opts.DUTs {
-		dut, _ := NewDUT(name)
+		dut, _ := NewDUT(name, scenario)
 		if err := dut.Setup(ctx, env); err != nil {
 			return res, fmt.Errorf("set up %s: %w", name, err)
 		}
