@@ -41,6 +41,7 @@
 #include "lib/fib.h"
 #include "lib/pmtu.h"
 #include "lib/icmp.h"
+#include "lib/stages.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -164,6 +165,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	__u8 state;
 	long picked;
 
+	stage_end(XLB_STAGE_LOOKUP);
+	stage_end(XLB_STAGE_TIMER);
 	/* only a SYN opens a TCP connection, as in IPVS: anything else
 	 * without one (a stray ACK, RST or FIN, a scan) is not forwarded */
 	if (t->proto == IPPROTO_TCP &&
@@ -182,6 +185,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	real = bpf_map_lookup_elem(&reals, &real_id);
 	if (!real)
 		return count_drop(DROP_NO_REAL);
+	stage_end(XLB_STAGE_SCHEDULE);
 
 	cursor = bpf_map_lookup_elem(&sched_cursors, &svc->id);
 	if (!cursor || svc->laddr_count == 0)
@@ -206,6 +210,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		count_ct(family, CT_STAT_FULL);
 		return count_drop(DROP_CONN_TABLE_FULL);
 	}
+	stage_end(XLB_STAGE_FWD_SLOT);
 	scratch = ct_scratch_of();
 	if (!scratch) {
 		ct_release(fwd_slot);
@@ -220,6 +225,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	req->proto = t->proto;
 	req->family = family;
 	xlb_lport_alloc(req, now);
+	stage_end(XLB_STAGE_PORT);
 	rev_slot = ct_slot(req->slot, family);
 	if (!req->port || !rev_slot) {
 		ct_release(fwd_slot);
@@ -252,6 +258,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
 	if (req->dropped)
 		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
+	stage_end(XLB_STAGE_INSERT);
+	stage_count();
 	return XLB_CONTINUE;
 }
 
@@ -325,8 +333,10 @@ int xlb_xdp(struct xdp_md *ctx)
 	struct pkt pkt = {};
 	int verdict;
 
+	stage_start();
 	verdict = process(ctx, &pkt);
 	if (verdict == XLB_TOO_BIG)
 		verdict = pmtu_too_big(ctx, &pkt);
+	stage_end(XLB_STAGE_SEND);
 	return count_verdict(verdict);
 }

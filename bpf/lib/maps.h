@@ -203,6 +203,7 @@ const struct neigh_request *neigh_request_type __attribute__((unused));
 const enum xlb_drop_reason drop_reason_type __attribute__((unused));
 const enum xlb_event event_type __attribute__((unused));
 const enum xlb_ct_stat ct_stat_type __attribute__((unused));
+const enum xlb_stage stage_type __attribute__((unused));
 const enum xlb_sched sched_type __attribute__((unused));
 const enum ct_state ct_state_type __attribute__((unused));
 const enum xlb_addr_filter_consts addr_filter_type __attribute__((unused));

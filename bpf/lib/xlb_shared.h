@@ -276,6 +276,23 @@ enum xlb_ct_stat {
 	CT_STAT_MAX,
 };
 
+/* The stages of a new connection that xlb bench datapath times (index of
+ * xlb_stage_ns, lib/stages.h). Each is the time since the previous
+ * stage ended. */
+enum xlb_stage {
+	XLB_STAGE_LOOKUP = 0,	/* entry to new_connection: parse, service,
+				 * the forward probe that missed */
+	XLB_STAGE_TIMER = 1,	/* one reading of the clock: the overhead
+				 * in every other stage's figure */
+	XLB_STAGE_SCHEDULE = 2, /* scheduler (and persistence): the real */
+	XLB_STAGE_FWD_SLOT = 3, /* local IP, and the forward entry's slot */
+	XLB_STAGE_PORT = 4,	/* local port and the reverse entry's slot */
+	XLB_STAGE_INSERT = 5,	/* both entries written, counters */
+	XLB_STAGE_SEND = 6,	/* NAT, checksums, route, redirect */
+	XLB_STAGE_CONNS = 7,	/* not a time: connections timed */
+	XLB_STAGE_MAX,
+};
+
 /* ct_stats slots of one family, room to grow pinned (the map holds two
  * families' worth). */
 #define XLB_CT_STAT_FAMILY_SLOTS 8

@@ -34,6 +34,10 @@ type Options struct {
 	// this build's (see LayoutError) instead of refusing to load: their
 	// contents are lost, connection tables included.
 	DropIncompatible bool
+	// TimeStages loads a program that times the stages of each new
+	// connection (NewConnStages): for xlb bench datapath only, as
+	// every new connection then reads the clock seven times.
+	TimeStages bool
 }
 
 // Datapath is a loaded xlb XDP program with its maps.
@@ -84,6 +88,11 @@ func Load(opts Options) (*Datapath, error) {
 		}
 	}
 
+	if opts.TimeStages {
+		if err := spec.Variables[xlbVarXlbTimeStages].Set(uint32(1)); err != nil {
+			return nil, fmt.Errorf("time the stages: %w", err)
+		}
+	}
 	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}, conns: [2]uint32{conns4, conns6}}
 	if err := checkTables(spec, opts.PinPath, d.conns, opts.DropIncompatible); err != nil {
 		return nil, err

@@ -314,6 +314,20 @@ const (
 	xlbXlbSchedXLB_SCHED_WLC xlbXlbSched = 5
 )
 
+type xlbXlbStage uint32
+
+const (
+	xlbXlbStageXLB_STAGE_LOOKUP   xlbXlbStage = 0
+	xlbXlbStageXLB_STAGE_TIMER    xlbXlbStage = 1
+	xlbXlbStageXLB_STAGE_SCHEDULE xlbXlbStage = 2
+	xlbXlbStageXLB_STAGE_FWD_SLOT xlbXlbStage = 3
+	xlbXlbStageXLB_STAGE_PORT     xlbXlbStage = 4
+	xlbXlbStageXLB_STAGE_INSERT   xlbXlbStage = 5
+	xlbXlbStageXLB_STAGE_SEND     xlbXlbStage = 6
+	xlbXlbStageXLB_STAGE_CONNS    xlbXlbStage = 7
+	xlbXlbStageXLB_STAGE_MAX      xlbXlbStage = 8
+)
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -357,8 +371,12 @@ const (
 	xlbVarNeighRequestType = "neigh_request_type"
 	xlbVarRealFlagsType    = "real_flags_type"
 	xlbVarSchedType        = "sched_type"
+	xlbVarStageType        = "stage_type"
 	xlbVarXlbCfg           = "xlb_cfg"
+	xlbVarXlbStageClock    = "xlb_stage_clock"
+	xlbVarXlbStageNs       = "xlb_stage_ns"
 	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
+	xlbVarXlbTimeStages    = "xlb_time_stages"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -454,8 +472,12 @@ type xlbVariableSpecs struct {
 	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
 	RealFlagsType    *ebpf.VariableSpec `ebpf:"real_flags_type"`
 	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
+	StageType        *ebpf.VariableSpec `ebpf:"stage_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	XlbStageClock    *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
+	XlbStageNs       *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
+	XlbTimeStages    *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -553,8 +575,12 @@ type xlbVariables struct {
 	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
 	RealFlagsType    *ebpf.Variable `ebpf:"real_flags_type"`
 	SchedType        *ebpf.Variable `ebpf:"sched_type"`
+	StageType        *ebpf.Variable `ebpf:"stage_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
+	XlbStageClock    *ebpf.Variable `ebpf:"xlb_stage_clock"`
+	XlbStageNs       *ebpf.Variable `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
+	XlbTimeStages    *ebpf.Variable `ebpf:"xlb_time_stages"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.

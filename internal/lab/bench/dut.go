@@ -115,6 +115,10 @@ type XLBShape struct {
 	LocalIPs int
 	// Scheduler is the services' scheduler.
 	Scheduler string
+	// ConnTable is the IPv4 connection table's size (0: the default,
+	// 1M): as an operator sizes it for the connections held at the
+	// peak, a closed one held for its close timeout included.
+	ConnTable int
 }
 
 // DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs
@@ -123,8 +127,11 @@ type XLBShape struct {
 var DefaultXLBShape = XLBShape{LocalIPs: 32, Scheduler: "mh"}
 
 // DPVSXLBShape is the xlb DUT as the DPVS v1.9.2 report set DPVS up for
-// its CPS table: 50 local IPs (192.168.3.100-149 there) and round robin.
-var DPVSXLBShape = XLBShape{LocalIPs: 50, Scheduler: "rr"}
+// its CPS table: 50 local IPs (192.168.3.100-149 there) and round robin,
+// with a table for 4M connections: at 300k connections per second
+// closed ones held 3 s fill 1M, and a table is sized with room to spare
+// (docs/operator-guide.md, "Connection table full").
+var DPVSXLBShape = XLBShape{LocalIPs: 50, Scheduler: "rr", ConnTable: 4 << 20}
 
 // NewXLBDUT returns the xlb DUT with services of the given shape.
 func NewXLBDUT(shape XLBShape) DUT { return &xlbDUT{shape: shape} }
@@ -134,7 +141,11 @@ func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
 func (x *xlbDUT) Version(e *Env) string {
-	return fmt.Sprintf("xlb %s; services of %d local IPs, %s", XLBVersion(e.Self), x.shape.LocalIPs, x.shape.Scheduler)
+	table := "the default connection table"
+	if x.shape.ConnTable > 0 {
+		table = fmt.Sprintf("a table of %d IPv4 connections", x.shape.ConnTable)
+	}
+	return fmt.Sprintf("xlb %s; services of %d local IPs, %s; %s", XLBVersion(e.Self), x.shape.LocalIPs, x.shape.Scheduler, table)
 }
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	_, err := x.d.Client().Version(ctx)
@@ -153,7 +164,11 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	// Short timeouts: the flows of one trial free their ports for the
 	// next flows soon after (every trial refreshes its own flows), and
 	// a closed connection is kept 2 s, as the nft DUT's conntrack.
-	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\nservices:\n", strings.Join(t.LBInterfaces(), ", "))
+	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\n", strings.Join(t.LBInterfaces(), ", "))
+	if x.shape.ConnTable > 0 {
+		fmt.Fprintf(&b, "conn_table: {ipv4: %d}\n", x.shape.ConnTable)
+	}
+	b.WriteString("services:\n")
 	for _, v6 := range []bool{false, true} {
 		vip, lips := t.VIP(), localIPRange(t.LocalIP(), x.shape.LocalIPs)
 		if v6 {

@@ -107,3 +107,24 @@ func TestSearchVerifiesTwice(t *testing.T) {
 		t.Errorf("verified %v after %d steps down; want unverified after %d", res.Verified, res.StepsDown, MaxVerifySteps)
 	}
 }
+
+// TestSearchMaximumVerifiedUnpaced: a maximum that passes is verified by
+// more trials as fast as the generator goes, and the rate is the lowest
+// they offered.
+func TestSearchMaximumVerifiedUnpaced(t *testing.T) {
+	var rates []float64
+	tops := []float64{1e6, 9.8e5}
+	trial := func(rate float64) (fakeResult, error) {
+		rates = append(rates, rate)
+		top := tops[min(len(rates)-1, len(tops)-1)]
+		return fakeResult{txPPS: top}, nil
+	}
+	res, err := Search(context.Background(), SearchParams{Precision: 0.005, MaxIterations: 20, Verifications: 2}, trial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Verified || res.VerifiedTimes != 2 || res.RatePPS != 9.8e5 || len(rates) != 2 || rates[1] != 0 {
+		t.Errorf("verified %v %d times at %.0f after trials at %v; want two unpaced trials and the lower rate, 980000",
+			res.Verified, res.VerifiedTimes, res.RatePPS, rates)
+	}
+}

@@ -53,6 +53,10 @@ type Row struct {
 	// client->real lookup reads, from a walk of the filled table
 	FwdHomePair float64 `json:"fwd_in_home_pair"`
 	FwdPairs    float64 `json:"fwd_pairs_per_lookup"`
+	// NewStages are where a new connection's time goes, timed by a
+	// program of its own (datapath.Options.TimeStages) on a table of
+	// the same size
+	NewStages *datapath.NewConnStages `json:"new_stages,omitempty"`
 }
 
 // Table is the measurement: the XDP_TX baseline and a row per size.
@@ -104,7 +108,7 @@ func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table 
 	row := Row{Conns: n}
 	// the established figures on a table sized for exactly n connections
 	// and filled with them, as an operator sizes a table for the peak
-	if err := measureKinds(o, n, n, tx, h, table, &row, func(k string) bool { return k != "new" && want(k) }); err != nil {
+	if err := measureKinds(o, n, n, false, tx, h, table, &row, func(k string) bool { return k != "new" && want(k) }); err != nil {
 		return row, err
 	}
 	if !want("new") {
@@ -114,17 +118,22 @@ func measureRow(o Options, n int, tx *ebpf.Program, h *progbench.Harness, table 
 	// open, twice over: a table near its size refuses a few
 	// (docs/operator-guide.md, "Connection table full")
 	room := n + 2*(roundsPerFigure+1)*o.Repeat
-	return row, measureKinds(o, n, room, tx, h, table, &row, func(k string) bool { return k == "new" })
+	if err := measureKinds(o, n, room, false, tx, h, table, &row, func(k string) bool { return k == "new" }); err != nil {
+		return row, err
+	}
+	// and again with the stages timed, in a program of its own
+	return row, measureKinds(o, n, room, true, tx, h, table, &row, func(k string) bool { return k == "new" })
 }
 
 // measureKinds fills a table sized for size connections with n and
-// measures the kinds want takes into row. The table sized for n gives the
-// row its memory.
-func measureKinds(o Options, n, size int, tx *ebpf.Program, h *progbench.Harness, table *Table, row *Row, want func(string) bool) error {
+// measures the kinds want takes into row; timed, it measures where the
+// new connections' time goes instead (row.NewStages). The table sized
+// for n gives the row its memory.
+func measureKinds(o Options, n, size int, timed bool, tx *ebpf.Program, h *progbench.Harness, table *Table, row *Row, want func(string) bool) error {
 	if err := checkTables(uint32(size)); err != nil {
 		return err
 	}
-	e, err := newEnv(o.Namespace, datapath.Options{Conns4: uint32(size)})
+	e, err := newEnv(o.Namespace, datapath.Options{Conns4: uint32(size), TimeStages: timed})
 	if err != nil {
 		return err
 	}
@@ -247,6 +256,20 @@ func measureKinds(o Options, n, size int, tx *ebpf.Program, h *progbench.Harness
 		if !want(m.kind) {
 			continue
 		}
+		if timed {
+			if err := e.dp.ResetStages(); err != nil {
+				return err
+			}
+			if _, _, err := measure(e.dp.Program(), e.run(n, o.Repeat, m.kind), 1); err != nil {
+				return err
+			}
+			st, err := e.dp.NewConnStages()
+			if err != nil {
+				return err
+			}
+			row.NewStages = &st
+			continue
+		}
 		ns, v, err := measure(e.dp.Program(), e.run(n, o.Repeat, m.kind), m.rounds)
 		if err != nil {
 			return err
@@ -274,6 +297,22 @@ func (t Table) Markdown() string {
 	for _, row := range t.Rows {
 		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f B | %d | %.1f%% | %.2f |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs),
 			float64(row.Ct4Bytes)/(1<<20), float64(row.Ct4Bytes)/float64(row.Conns), row.PutRefused, 100*row.FwdHomePair, row.FwdPairs)
+	}
+	if len(t.Rows) > 0 && t.Rows[0].NewStages != nil {
+		sb.WriteString("\nWhere a new connection's time goes (a program of its own reads the clock at the end of each stage: " +
+			"each figure includes one reading, the timer column):\n\n")
+		sb.WriteString("| connections | parse, service, forward probe | scheduler | local IP, forward slot | local port, reverse slot | " +
+			"entries written | NAT, route, redirect | timer | sum | new connection, untimed |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		ns := func(d time.Duration) string { return fmt.Sprintf("%d ns", d.Nanoseconds()) }
+		for _, row := range t.Rows {
+			s := row.NewStages
+			if s == nil {
+				continue
+			}
+			sum := s.Lookup + s.Timer + s.Schedule + s.FwdSlot + s.Port + s.Insert + s.Send
+			fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %.0f ns |\n", row.Conns, ns(s.Lookup), ns(s.Schedule),
+				ns(s.FwdSlot), ns(s.Port), ns(s.Insert), ns(s.Send), ns(s.Timer), ns(sum), row.NewNs)
+		}
 	}
 	if len(t.Rows) > 2 {
 		ref, last := t.Rows[1], t.Rows[len(t.Rows)-1]
