@@ -101,7 +101,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, http with haproxy)")
-	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s)")
+	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s; cc the keepalive interval)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
 	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
@@ -115,7 +115,8 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.IntSliceVar(&o.CPUs, "cpus", nil, "CPUs of the generator's senders, one sender each (default 0)")
 	f.IntSliceVar(&o.Cores, "cores", nil, "cps: sender core counts, each a search (default 1)")
 	f.IntSliceVar(&o.Conns, "conns", nil, "cc: concurrent connections to hold (default 1000000,10000000)")
-	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1s)")
+	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1m)")
+	f.IntVar(&o.ConnTable, "conn-table", 0, "the xlb DUT's IPv4 connection table, in connections (default: cps 4194304, cc the most --conns, else 1048576)")
 	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000)")
 	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency and cps 1)")
 	f.IntVar(&o.Reals, "reals", 0, "real servers (default 2; cps 8, as the DPVS report)")

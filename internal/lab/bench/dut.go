@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -119,6 +120,11 @@ type XLBShape struct {
 	// 1M): as an operator sizes it for the connections held at the
 	// peak, a closed one held for its close timeout included.
 	ConnTable int
+	// Timeouts are the configuration's timeouts, as YAML (empty: short
+	// ones, 60 s and 2 s after a FIN, so that the flows of one trial
+	// free their ports for the next flows soon after, and a closed
+	// connection is kept 2 s, as the nft DUT's conntrack).
+	Timeouts string
 }
 
 // DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs
@@ -161,10 +167,8 @@ func (x *xlbDUT) Drops(ctx context.Context) (map[string]uint64, error) {
 func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	t := e.Topo
 	var b strings.Builder
-	// Short timeouts: the flows of one trial free their ports for the
-	// next flows soon after (every trial refreshes its own flows), and
-	// a closed connection is kept 2 s, as the nft DUT's conntrack.
-	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: {tcp: 60, tcp_fin: 2, udp: 60}\n", strings.Join(t.LBInterfaces(), ", "))
+	fmt.Fprintf(&b, "interfaces: [%s]\ntimeouts: %s\n", strings.Join(t.LBInterfaces(), ", "),
+		cmp.Or(x.shape.Timeouts, "{tcp: 60, tcp_fin: 2, udp: 60}"))
 	if x.shape.ConnTable > 0 {
 		fmt.Fprintf(&b, "conn_table: {ipv4: %d}\n", x.shape.ConnTable)
 	}

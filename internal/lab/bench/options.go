@@ -28,6 +28,7 @@ type Options struct {
 	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
+	ConnTable     int           `json:"conn_table,omitempty"`    // the xlb DUT's IPv4 connection table (0: the scenario's)
 	CPUs          []int         `json:"cpus"`
 	Reals         int           `json:"reals"`
 	LabName       string        `json:"lab_name"`

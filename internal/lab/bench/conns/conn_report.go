@@ -13,6 +13,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/apps"
+	"github.com/xlb-dev/xlb/internal/lab/bench/endpoint"
 )
 
 // ConnResults are what the connection scenarios measured: their part of
@@ -176,12 +177,20 @@ func (r *Report) WriteTables(w io.Writer) error {
 			"throughput": fmt.Sprintf("## Keepalive requests back to back, %d connections (the DPVS throughput table)", throughputConns),
 			"latency":    "## One request at a time on one connection, XDP endpoints (netperf TCP_RR)"}[r.Scenario]
 		fmt.Fprintf(w, "%s\n\n", title)
-		fmt.Fprintln(w, "| DUT | connections | established | requests/s | Mbps (responses) | errors | mean us | p50 us | p90 us | p99 us | max us | DUT table | DUT memory |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| DUT | connections | established | requests/s | Mbps (responses) | errors | mean us | p50 us | p90 us | p99 us | max us | DUT table | DUT memory | DUT bytes per connection |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, t := range r.ConnTrials {
 			l := t.Response
-			fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.1f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %s |\n", t.DUT, t.Slots,
+			per := "-"
+			if t.DUTMemBytes > 0 && t.Client.Established > 0 {
+				per = fmt.Sprintf("%.0f", float64(t.DUTMemBytes)/float64(t.Client.Established))
+			}
+			fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.1f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %s | %s |\n", t.DUT, t.Slots,
 				t.Client.Established, t.RequestRate, t.ResponseMbps, t.Errors, l.MeanUs, l.P50Us, l.P90Us, l.P99Us, l.MaxUs,
-				t.DUTConns, mib(t.DUTMemBytes))
+				t.DUTConns, mib(t.DUTMemBytes), per)
+		}
+		if r.Scenario == "cc" {
+			fmt.Fprintf(w, "\nThe generator (the client endpoint) takes %d bytes per connection, its slots preallocated: %s for %d.\n",
+				endpoint.SlotBytes, mib(endpoint.SlotBytes*uint64(slices.Max(append([]int{0}, r.Options.Conns...)))), slices.Max(append([]int{0}, r.Options.Conns...)))
 		}
 		if r.Scenario == "latency" {
 			fmt.Fprintln(w, "\nAdded latency, from the table above:")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -32,6 +33,10 @@ const (
 
 // MaxSlots bounds the connection slots (24 bytes each).
 const MaxSlots = 50_000_000
+
+// SlotBytes is the client's memory per connection slot (its array of
+// slots is preallocated).
+const SlotBytes = uint64(unsafe.Sizeof(epClientEpConn{}))
 
 // ClientConfig configures the client endpoint, as dperf's client side.
 // A slot is one client address and port; the slots are the most

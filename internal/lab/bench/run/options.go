@@ -27,8 +27,20 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 			o.DUTs = []string{"xlb", "nft", "xdp-fwd"}
 		}
 	}
+	if o.Keepalive == 0 {
+		o.Keepalive = time.Second
+		if scenario == "cc" {
+			// each connection a request a minute: 170k requests/s
+			// at 10M connections, what one core carries, and under
+			// the established timeout of the xlb DUT (90 s)
+			o.Keepalive = time.Minute
+		}
+	}
 	if o.Duration == 0 {
 		o.Duration = 2 * time.Second
+		if scenario == "cc" {
+			o.Duration = o.Keepalive // every connection sends a request
+		}
 	}
 	if len(o.CPUs) == 0 {
 		o.CPUs = []int{0}
@@ -40,9 +52,6 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 	}
 	if len(o.Conns) == 0 {
 		o.Conns = []int{1_000_000, 10_000_000}
-	}
-	if o.Keepalive == 0 {
-		o.Keepalive = time.Second
 	}
 	if o.OpenRate == 0 {
 		o.OpenRate = 100_000

@@ -24,6 +24,9 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
 			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "Note: %s.\n\n", n)
+	}
 	fmt.Fprintln(w, "| DUT | what |\n|---|---|")
 	for _, d := range slices.Sorted(maps.Keys(r.DUTs)) {
 		fmt.Fprintf(w, "| %s | %s |\n", d, r.DUTs[d])

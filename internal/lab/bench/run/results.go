@@ -31,6 +31,9 @@ type Results struct {
 	Revision string            `json:"xlb_revision"`
 	DUTs     map[string]string `json:"duts"` // name -> version
 	Options  bench.Options     `json:"options"`
+	// Notes say what the run changed of what it was asked, and why (a
+	// size the machine's memory cannot hold).
+	Notes []string `json:"notes,omitempty"`
 	// FrameResults are the frame scenarios' trials, searches and
 	// skipped cells (trials, searches, skipped in the JSON).
 	frames.FrameResults

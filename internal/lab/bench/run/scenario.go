@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
@@ -103,7 +104,7 @@ func validate(o bench.Options, scenario string) error {
 	}
 	conn := slices.Contains(connScenarios, scenario)
 	for _, d := range o.DUTs {
-		if _, err := NewDUT(d, scenario); err != nil {
+		if _, err := NewDUT(d, scenario, o); err != nil {
 			return err
 		}
 		if conn != slices.Contains(bench.ConnDUTNames, d) && (conn || !slices.Contains(bench.DUTNames, d) && d != "sink") {
@@ -172,7 +173,24 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 	if err := validate(opts, scenario); err != nil {
 		return nil, &OptionError{err}
 	}
+	var notes []string
+	if scenario == "cc" {
+		avail, err := datapath.MemAvailable()
+		if err != nil {
+			return nil, err
+		}
+		asked := opts.Conns
+		if opts.Conns, notes = fitConns(opts, avail); len(opts.Conns) == 0 {
+			return nil, &OptionError{fmt.Errorf("cc: none of %v connections fits in this machine's memory: %s", asked, strings.Join(notes, "; "))}
+		}
+		for _, n := range notes {
+			if opts.Progress != nil && !opts.JSONProgress {
+				fmt.Fprintf(opts.Progress, "[cc] %s\n", n)
+			}
+		}
+	}
 	res := newResults(scenario, opts)
+	res.Notes = notes
 	if scenario == "datapath" {
 		return res, runDatapath(res, opts)
 	}
@@ -196,7 +214,7 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 		fr = frames.NewRunner(env, opts, scenario, &res.FrameResults)
 	}
 	for _, name := range opts.DUTs {
-		dut, _ := NewDUT(name, scenario)
+		dut, _ := NewDUT(name, scenario, opts)
 		if err := dut.Setup(ctx, env); err != nil {
 			return res, fmt.Errorf("set up %s: %w", name, err)
 		}
