@@ -109,39 +109,6 @@ type xlbDUT struct {
 	d     *topo.Daemon
 }
 
-// XLBShape is how the xlb DUT's services are built.
-type XLBShape struct {
-	// LocalIPs is how many local IPs each service has: FullNAT holds
-	// one port of a local IP and real per connection.
-	LocalIPs int
-	// Scheduler is the services' scheduler.
-	Scheduler string
-	// ConnTable is the IPv4 connection table's size (0: the default,
-	// 1M): as an operator sizes it for the connections held at the
-	// peak, a closed one held for its close timeout included.
-	ConnTable int
-	// Timeouts are the configuration's timeouts, as YAML (empty: short
-	// ones, 60 s and 2 s after a FIN, so that the flows of one trial
-	// free their ports for the next flows soon after, and a closed
-	// connection is kept 2 s, as the nft DUT's conntrack).
-	Timeouts string
-}
-
-// DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs
-// of docs/BENCHMARKS.md: 32 local IPs (a million flows arriving on one
-// CPU, with ports split between CPUs, need that many) and Maglev.
-var DefaultXLBShape = XLBShape{LocalIPs: 32, Scheduler: "mh"}
-
-// DPVSXLBShape is the xlb DUT as the DPVS v1.9.2 report set DPVS up for
-// its CPS table: 50 local IPs (192.168.3.100-149 there) and round robin,
-// with a table for 4M connections: at 300k connections per second
-// closed ones held 3 s fill 1M, and a table is sized with room to spare
-// (docs/operator-guide.md, "Connection table full").
-var DPVSXLBShape = XLBShape{LocalIPs: 50, Scheduler: "rr", ConnTable: 4 << 20}
-
-// NewXLBDUT returns the xlb DUT with services of the given shape.
-func NewXLBDUT(shape XLBShape) DUT { return &xlbDUT{shape: shape} }
-
 func (*xlbDUT) Name() string                               { return "xlb" }
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }

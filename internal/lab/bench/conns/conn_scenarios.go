@@ -156,12 +156,25 @@ func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
 	}
 	defer cl.Close()
 	cpus := r.cpus(len(o.CPUs))
-	opening := time.Duration(float64(n)/o.OpenRate*float64(time.Second)) + time.Second
+	// the sender stops after n opens; twice their time lets a client
+	// slower than the rate asked (on the core a kernel DUT works on)
+	// open them all
+	opening := time.Duration(2*float64(n)/o.OpenRate*float64(time.Second)) + time.Second
+	openStart := time.Now()
 	if err := cl.run(ctx, endpoint.Open, o.OpenRate, uint64(n), opening, cpus); err != nil {
 		return err
 	}
 	if err := cl.settle(ctx, cpus, true); err != nil {
 		return err
+	}
+	// The measured round visits slot i at its start + i x keepalive/n,
+	// and slot i's request is due a keepalive interval after it opened:
+	// every visit finds its request due when the round starts a
+	// keepalive interval, or the opening's length, after the first open.
+	select {
+	case <-time.After(time.Until(openStart.Add(max(o.Keepalive, opening)))):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	before, err := cl.read(ctx)
 	if err != nil {

@@ -119,7 +119,7 @@ func (r *Report) dramReads(w io.Writer) {
 		return
 	}
 	few, many := slices.Min(r.Options.Flows), slices.Max(r.Options.Flows)
-	fmt.Fprintf(w, "\nOne dependent random read over %.0f MiB (4 KiB pages; xlb's IPv4 connection table at its default size), "+
+	fmt.Fprintf(w, "\nOne dependent random read over %.0f MiB (4 KiB pages; the xlb DUT's IPv4 connection table), "+
 		"in this run: %.1f ns.\n\n| DUT | ns per frame, %d flows | ns per frame, %d flows | more per frame | in random reads |\n|---|---:|---:|---:|---:|\n",
 		float64(d.RegionBytes)/(1<<20), d.ReadNs, few, many)
 	for _, name := range r.Options.DUTs {

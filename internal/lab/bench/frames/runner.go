@@ -3,6 +3,7 @@
 package frames
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -74,8 +75,9 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 		}
 		if r.res.DRAMRead == nil {
 			// the read a table lookup pays at the worst, over a region
-			// as large as xlb's IPv4 table at its default size
-			d, err := dram.Chase(datapath.ConnTableBytes(false, datapath.DefaultConns4), dramReads)
+			// as large as the xlb DUT's IPv4 table
+			table := cmp.Or(bench.XLBShapeFor(r.scenario, r.opts).ConnTable, datapath.DefaultConns4)
+			d, err := dram.Chase(datapath.ConnTableBytes(false, uint32(table)), dramReads)
 			if err != nil {
 				return err
 			}

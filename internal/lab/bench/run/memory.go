@@ -28,7 +28,7 @@ func ccMemory(dut string, n int, o bench.Options) uint64 {
 	switch dut {
 	case "xlb":
 		o.Conns = []int{n}
-		table := xlbShape("cc", o).ConnTable
+		table := bench.XLBShapeFor("cc", o).ConnTable
 		mem += datapath.ConnTableBytes(false, uint32(table)) + datapath.ConnTableBytes(true, datapath.DefaultConns6)
 	case "nft":
 		mem += uint64(n) * conntrackEntryBytes
@@ -75,4 +75,24 @@ func fitConns(o bench.Options, avail uint64) (kept []int, notes []string) {
 		notes = append(notes, note)
 	}
 	return kept, notes
+}
+
+// checkFrameMemory refuses a frame scenario whose xlb DUT's tables (a
+// table for more flows than the default holds) do not fit in avail with
+// keepFree to spare.
+func checkFrameMemory(scenario string, o bench.Options, avail uint64) error {
+	if !slices.Contains(o.DUTs, "xlb") {
+		return nil
+	}
+	table := bench.XLBShapeFor(scenario, o).ConnTable
+	if table == 0 {
+		return nil
+	}
+	need := datapath.ConnTableBytes(false, uint32(table)) + datapath.ConnTableBytes(true, datapath.DefaultConns6)
+	if need+keepFree > avail {
+		return fmt.Errorf("%d flows: the xlb DUT's tables for %d connections need %.1f GiB; this machine has %.1f GiB "+
+			"available and a run keeps %.0f GiB free: ask fewer --flows", slices.Max(o.Flows), table,
+			float64(need)/(1<<30), float64(avail)/(1<<30), float64(keepFree)/(1<<30))
+	}
+	return nil
 }

@@ -40,23 +40,3 @@ func TestFitConns(t *testing.T) {
 		})
 	}
 }
-
-// TestXLBShapes: each scenario's xlb DUT, and --conn-table over it.
-func TestXLBShapes(t *testing.T) {
-	for _, tc := range []struct {
-		scenario string
-		o        bench.Options
-		want     bench.XLBShape
-	}{
-		{"pps", bench.Options{}, bench.DefaultXLBShape},
-		{"cps", bench.Options{}, bench.DPVSXLBShape},
-		{"cc", bench.Options{Conns: []int{1_000_000, 10_000_000}, Reals: 2},
-			bench.XLBShape{LocalIPs: 156, Scheduler: "mh", ConnTable: 12_500_000, Timeouts: "{tcp: 90, tcp_fin: 2, udp: 60}"}},
-		{"cc", bench.Options{Conns: []int{2000}, Reals: 2, ConnTable: 5000},
-			bench.XLBShape{LocalIPs: 32, Scheduler: "mh", ConnTable: 5000, Timeouts: "{tcp: 90, tcp_fin: 2, udp: 60}"}},
-	} {
-		if got := xlbShape(tc.scenario, tc.o); got != tc.want {
-			t.Errorf("%s %+v: shape %+v, want %+v", tc.scenario, tc.o, got, tc.want)
-		}
-	}
-}

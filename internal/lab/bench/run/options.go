@@ -32,7 +32,7 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 		if scenario == "cc" {
 			// each connection a request a minute: 170k requests/s
 			// at 10M connections, what one core carries, and under
-			// the established timeout of the xlb DUT (90 s)
+			// the established timeout of the xlb DUT (900 s)
 			o.Keepalive = time.Minute
 		}
 	}

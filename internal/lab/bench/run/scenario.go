@@ -84,8 +84,8 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 	}
 	if o.Reals == 0 {
 		o.Reals = 2
-		if scenario == "cps" {
-			o.Reals = 8 // as the DPVS report's CPS table
+		if scenario == "cps" || scenario == "cc" {
+			o.Reals = 8 // as the DPVS report's CPS/CC table
 		}
 	}
 	if o.LabName == "" {
@@ -173,6 +173,7 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 	if err := validate(opts, scenario); err != nil {
 		return nil, &OptionError{err}
 	}
+	conn := slices.Contains(connScenarios, scenario)
 	var notes []string
 	if scenario == "cc" {
 		avail, err := datapath.MemAvailable()
@@ -189,12 +190,20 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 			}
 		}
 	}
+	if !conn && scenario != "datapath" {
+		avail, err := datapath.MemAvailable()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkFrameMemory(scenario, opts, avail); err != nil {
+			return nil, &OptionError{err}
+		}
+	}
 	res := newResults(scenario, opts)
 	res.Notes = notes
 	if scenario == "datapath" {
 		return res, runDatapath(res, opts)
 	}
-	conn := slices.Contains(connScenarios, scenario)
 	env, err := bench.NewEnv(topo.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
 	if err != nil {
 		return nil, err

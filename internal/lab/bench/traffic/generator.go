@@ -25,8 +25,9 @@ const (
 	VaryDstPort
 )
 
-// MaxFlows is the most flows the generator rotates through.
-const MaxFlows = 1 << 20
+// MaxFlows is the most flows the generator rotates through: client
+// addresses (or MACs) counted up from the frame's, 16M of them.
+const MaxFlows = 1 << 24
 
 // ParseVary reads a VSPERF multi-flow variation: LAYER-WHICH with LAYER
 // l2, l3 or l4 and WHICH src, dst or both (l4-src: source ports).
