@@ -52,11 +52,12 @@ func newDaemonCmd() *cobra.Command {
 				me *datapath.MemoryError
 				le *datapath.LayoutError
 				re *datapath.ResizeError
+				ke *datapath.CapacityError
 			)
 			switch {
 			case errors.As(err, &ce), errors.As(err, &me):
 				return codedError{exitConfig, err}
-			case errors.As(err, &le), errors.As(err, &re):
+			case errors.As(err, &le), errors.As(err, &re), errors.As(err, &ke):
 				return codedError{exitLayout, err}
 			}
 			return err

@@ -71,7 +71,7 @@ func capacityCases(lim loadbalancer.Limits) []capacityCase {
 		{"local IPs over the data path's life", spread(lim.LocalIPs/svcLaddrs, 0, lim.LocalIPs, false),
 			&config.Config{Interfaces: []string{"eth0"}, Services: []config.Service{
 				{VIP: addrN(1, 0), Port: 80, Protocol: "tcp", LocalIPs: []string{addrN(4, 0)}}}},
-			fmt.Sprintf("services[0].local_ips[0]: %s is one local IP too many: the data path holds at most %d (XLB_MAX_LADDRS) and keeps %d already",
+			fmt.Sprintf("services[0].local_ips[0]: %s is one local IP too many: the data path holds at most %d (max_local_ips) and keeps %d already",
 				addrN(4, 0), lim.LocalIPs, lim.LocalIPs)},
 		{"a weighted round robin table", nil, &config.Config{Interfaces: []string{"eth0"}, Services: []config.Service{
 			{VIP: addrN(1, 0), Port: 80, Protocol: "tcp", Scheduler: "wrr", Reals: weighted(65535, 17)}}},

@@ -27,6 +27,10 @@ type Config struct {
 	// ConnTable sizes the connection tables; without it they have
 	// loadbalancer.DefaultConnTableSizes.
 	ConnTable *ConnTable `yaml:"conn_table,omitempty" json:"conn_table,omitempty"`
+	// MaxLocalIPs is how many distinct local IPs the data path can hold
+	// over all services (0: loadbalancer.DefaultLocalIPCapacity). It
+	// changes only at a restart.
+	MaxLocalIPs int `yaml:"max_local_ips,omitempty" json:"max_local_ips,omitempty"`
 	// LocalPortRange is "FIRST-LAST", the local ports FullNAT uses.
 	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
 	// ExecChecks are the daemon-wide settings of exec health checks.

@@ -15,6 +15,9 @@ type Desired struct {
 	Settings loadbalancer.Settings
 	// ConnTable are the connection tables' sizes, the defaults filled in.
 	ConnTable loadbalancer.ConnTableSizes
+	// LocalIPCapacity is how many local IPs the data path holds
+	// (max_local_ips, the default filled in).
+	LocalIPCapacity int
 	// Services are the services in the file's order.
 	Services []loadbalancer.Service
 	// Reals holds every service's reals (an empty list for a service

@@ -72,7 +72,7 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 				laddrs[a] = true
 				if !laddrsDone && over(lim.LocalIPs, len(laddrs)) {
 					ch.kindf(ErrCapacity, fmt.Sprintf("%s.local_ips[%d]", path, j),
-						"%s is one local IP too many: the data path holds at most %d (XLB_MAX_LADDRS) and keeps %d already; "+
+						"%s is one local IP too many: the data path holds at most %d (max_local_ips) and keeps %d already; "+
 							"a local IP keeps its place while the pinned maps live, as the replies of its connections need it",
 						a, lim.LocalIPs, held)
 					laddrsDone = true

@@ -245,10 +245,10 @@ func TestCapacity(t *testing.T) {
 		{"at every limit", services(2, two(2), func(i int) []string { return []string{"10.3.0.0", "10.3.0.1", "10.3.0.2"}[i : i+2] }), nil, ""},
 		{"services", services(4, none, none), nil, "services: 4 services; the data path holds at most 3 (XLB_MAX_SERVICES)"},
 		{"reals", services(3, two(2), none), nil, "services[2].reals[0]: one real too many: the configuration has 6 reals over all services and the data path holds at most 4"},
-		{"local IPs", services(2, none, two(3)), nil, "services[1].local_ips[1]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 0 already"},
-		{"local IPs held", services(1, none, two(3)), held, "services[0].local_ips[1]: 10.3.0.1 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 2 already"},
+		{"local IPs", services(2, none, two(3)), nil, "services[1].local_ips[1]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (max_local_ips) and keeps 0 already"},
+		{"local IPs held", services(1, none, two(3)), held, "services[0].local_ips[1]: 10.3.0.1 is one local IP too many: the data path holds at most 3 (max_local_ips) and keeps 2 already"},
 		{"a range counts each address", services(1, none, func(int) []string { return []string{"10.3.0.0-3"} }), nil,
-			"services[0].local_ips[0]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (XLB_MAX_LADDRS) and keeps 0 already"},
+			"services[0].local_ips[0]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (max_local_ips) and keeps 0 already"},
 		{"held local IPs the file names count once", services(1, none, func(int) []string { return []string{"10.9.0.1", "10.3.0.0"} }), held, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,6 +330,49 @@ func TestScheduleTables(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.have.DesiredIn(Env{})
 			checkKind(t, err, ErrCapacity, tc.want)
+		})
+	}
+}
+
+// TestMaxLocalIPs: max_local_ips is checked against its range and
+// against what runs; left out it is what runs (or the default), and a
+// file alone is checked against its own capacity.
+func TestMaxLocalIPs(t *testing.T) {
+	ips300 := "interfaces: [eth0]\nservices:\n" +
+		"  - {vip: 10.0.0.1, port: 80, protocol: tcp, local_ips: [\"10.1.0.0-255\"]}\n" +
+		"  - {vip: 10.0.0.2, port: 80, protocol: tcp, local_ips: [\"10.1.1.0-49\"]}\n"
+	for _, tc := range []struct {
+		name    string
+		have    string
+		running int
+		want    string
+		kind    error
+		capa    int
+	}{
+		{"default", valid, 0, "", nil, loadbalancer.DefaultLocalIPCapacity},
+		{"left out keeps what runs", valid, 8192, "", nil, 8192},
+		{"set", "max_local_ips: 16384\n" + valid, 0, "", nil, 16384},
+		{"below the range", "max_local_ips: 100\n" + valid, 0, "max_local_ips: 100 is out of range (want 256 to 65536 local IPs, or 0 for the default 4096)", ErrOutOfRange, 0},
+		{"above the range", "max_local_ips: 70000\n" + valid, 0, "max_local_ips: 70000 is out of range", ErrOutOfRange, 0},
+		{"another than runs", "max_local_ips: 8192\n" + valid, 4096, "max_local_ips: 8192: the running data path holds 4096 local IPs and keeps that capacity", nil, 0},
+		{"a file over its own capacity", "max_local_ips: 256\n" + ips300, 0,
+			"services[1].local_ips[0]: 10.1.1.0 is one local IP too many: the data path holds at most 256 (max_local_ips)", ErrCapacity, 0},
+		{"a file within its own capacity", "max_local_ips: 512\n" + ips300, 0, "", nil, 512},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.have))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			d, err := c.DesiredIn(Env{Limits: loadbalancer.Limits{LocalIPs: tc.running}})
+			if tc.kind != nil {
+				checkKind(t, err, tc.kind, tc.want)
+				return
+			}
+			checkErr(t, err, tc.want)
+			if err == nil && d.LocalIPCapacity != tc.capa {
+				t.Errorf("capacity %d, want %d", d.LocalIPCapacity, tc.capa)
+			}
 		})
 	}
 }

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -78,6 +79,10 @@ func (c *Config) check(env Env) (*Desired, error) {
 	}
 	ch.timeouts("timeouts", c.Timeouts, &d.Settings)
 	d.ConnTable = ch.connTable(c.ConnTable, env.Limits.ConnTable)
+	d.LocalIPCapacity = ch.localIPCapacity(c.MaxLocalIPs, env.Limits.LocalIPs)
+	if env.Limits.LocalIPs == 0 {
+		env.Limits.LocalIPs = d.LocalIPCapacity // what a data path loaded for this file holds
+	}
 	if c.LocalPortRange != "" {
 		lo, hi, ok := parsePortRange(c.LocalPortRange)
 		if !ok {
@@ -194,6 +199,28 @@ func (ch *checker) connTable(t *ConnTable, running loadbalancer.ConnTableSizes) 
 		ch.addf("conn_table", "ipv4 %d, ipv6 %d: the running tables hold %d IPv4 and %d IPv6 connections and keep their size "+
 			"while the daemon runs; resizing takes a restart with --drop-incompatible-maps, which resets the connections they hold "+
 			"(docs/config.md, conn_table)", out.IPv4, out.IPv6, running.IPv4, running.IPv6)
+	}
+	return out
+}
+
+// localIPCapacity checks max_local_ips against its range and against
+// what the running data path holds (running; 0: none runs). Left out, it
+// is what runs, or the default.
+func (ch *checker) localIPCapacity(n, running int) int {
+	out := loadbalancer.DefaultLocalIPCapacity
+	switch {
+	case n == 0:
+		return cmp.Or(running, out)
+	case n < loadbalancer.MinLocalIPCapacity || n > loadbalancer.MaxLocalIPCapacity:
+		ch.kindf(ErrOutOfRange, "max_local_ips", "%d is out of range (want %d to %d local IPs, or 0 for the default %d)",
+			n, loadbalancer.MinLocalIPCapacity, loadbalancer.MaxLocalIPCapacity, out)
+		return out
+	}
+	out = n
+	if running != 0 && out != running {
+		ch.addf("max_local_ips", "%d: the running data path holds %d local IPs and keeps that capacity while the daemon "+
+			"runs; changing it takes a restart with --drop-incompatible-maps, which replaces every pinned map and resets "+
+			"every connection (docs/config.md, max_local_ips)", out, running)
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	d.record = rec
 	d.addrs = hostAddrSet{ifaces: want.Interfaces, record: rec}
 	dp, err := datapath.Load(datapath.Options{PinPath: pin, DropIncompatible: d.opts.DropIncompatible,
-		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6})
+		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6, LocalIPs: uint32(want.LocalIPCapacity)})
 	if err != nil {
 		return err
 	}

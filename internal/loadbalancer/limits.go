@@ -18,7 +18,7 @@ type Limits struct {
 	// counts twice.
 	Reals int
 	// LocalIPs is the number of distinct local IPs the data path can
-	// ever hold (XLB_MAX_LADDRS). A local IP keeps its id after the last
+	// ever hold (max_local_ips, XLB_MAX_LADDRS by default). A local IP keeps its id after the last
 	// service using it lets it go, since the replies of its connections
 	// still need it, so every local IP used since the maps were created
 	// counts.
@@ -27,3 +27,11 @@ type Limits struct {
 	// when the data path is loaded and keep their size while it runs.
 	ConnTable ConnTableSizes
 }
+
+// The capacity for local IPs over all services (max_local_ips): the size
+// of the maps indexed by local IP id, set when the data path is loaded.
+const (
+	DefaultLocalIPCapacity = 4096
+	MinLocalIPCapacity     = 256
+	MaxLocalIPCapacity     = 65536
+)
