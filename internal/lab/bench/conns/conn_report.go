@@ -189,6 +189,12 @@ func (r *Report) WriteTables(w io.Writer) error {
 				t.DUTConns, mib(t.DUTMemBytes), per)
 		}
 		if r.Scenario == "cc" {
+			fmt.Fprintln(w, "\nErrors and the DUT's drops are the whole run's, the opening's included; rates are the measured round's.")
+			for _, t := range r.ConnTrials {
+				if len(t.DUTDrops) > 0 {
+					fmt.Fprintf(w, "\n%s at %d connections dropped %v.\n", t.DUT, t.Slots, t.DUTDrops)
+				}
+			}
 			fmt.Fprintf(w, "\nThe generator (the client endpoint) takes %d bytes per connection, its slots preallocated: %s for %d.\n",
 				endpoint.SlotBytes, mib(endpoint.SlotBytes*uint64(slices.Max(append([]int{0}, r.Options.Conns...)))), slices.Max(append([]int{0}, r.Options.Conns...)))
 		}
@@ -200,8 +206,10 @@ func (r *Report) WriteTables(w io.Writer) error {
 				}
 			}
 		}
+		told := map[string]bool{}
 		for _, t := range r.ConnTrials {
-			if t.DUTMemHow != "" {
+			if t.DUTMemHow != "" && !told[t.DUT] {
+				told[t.DUT] = true
 				fmt.Fprintf(w, "\n%s memory: %s.\n", t.DUT, t.DUTMemHow)
 			}
 		}

@@ -160,6 +160,10 @@ func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
 	// slower than the rate asked (on the core a kernel DUT works on)
 	// open them all
 	opening := time.Duration(2*float64(n)/o.OpenRate*float64(time.Second)) + time.Second
+	start, err := cl.read(ctx)
+	if err != nil {
+		return err
+	}
 	openStart := time.Now()
 	if err := cl.run(ctx, endpoint.Open, o.OpenRate, uint64(n), opening, cpus); err != nil {
 		return err
@@ -192,8 +196,13 @@ func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
 	if err != nil {
 		return err
 	}
+	// rates are the measured round's; connections, errors and the
+	// DUT's drops the whole run's, the opening's included
 	t := cl.trial(r.scenario, "cc", len(cpus), 0, o.Duration, before, after)
-	t.Client.Attempted, t.Client.Established = after.client.Attempted, after.client.Established
+	whole := after.client.Sub(start.client)
+	t.Client.Attempted, t.Client.Established = whole.Attempted, whole.Established
+	t.Errors = whole.Errors()
+	t.DUTDrops = bench.DropsSince(start.drops, after.drops)
 	t.Handshake = summarize(after.handshake)
 	if t.DUTConns, t.DUTMemBytes, t.DUTMemHow, err = r.env.DUTConns(ctx, dut); err != nil {
 		return err
