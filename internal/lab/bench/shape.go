@@ -87,12 +87,17 @@ const portsPerPair = 64511
 // the lab's traffic arrives on one CPU, so one CPU's slice must hold
 // them all; twice what an even spread needs, since the scheduler and
 // the ports of a pair are not spread evenly; at least the default
-// shape's, at most a service's 256.
+// shape's, at most what the lab's local IP subnet holds.
 func localIPsFor(conns, reals, cpus int) int {
 	perCPU := portsPerPair / max(cpus, 1)
 	need := (2*conns + perCPU*reals - 1) / (perCPU * reals)
-	return min(max(need, DefaultXLBShape.LocalIPs), loadbalancer.MaxServiceLocalIPs)
+	return min(max(need, DefaultXLBShape.LocalIPs), maxLabLocalIPs)
 }
+
+// maxLabLocalIPs is how many local IPs the lab has room for: a range
+// ending at the topology's local IP (10.NET.2.254, fd00:NET:2::fe) within
+// its /24 (a service may have 256, loadbalancer.MaxServiceLocalIPs).
+const maxLabLocalIPs = 254
 
 // possibleCPUs is how many CPUs the data path splits the local ports
 // over: every possible CPU.

@@ -2,7 +2,10 @@
 
 package bench
 
-import "testing"
+import (
+	"net/netip"
+	"testing"
+)
 
 // TestXLBShapes: each scenario's xlb DUT, and --conn-table over it.
 func TestXLBShapes(t *testing.T) {
@@ -17,7 +20,7 @@ func TestXLBShapes(t *testing.T) {
 		{"pps", Options{}, DefaultXLBShape},
 		{"pps", Options{Flows: []int{1000, 1_000_000}}, DefaultXLBShape},
 		{"pps", Options{Flows: []int{1000, 10_000_000}, Reals: 2},
-			XLBShape{LocalIPs: 256, Scheduler: "mh", ConnTable: 12_500_000, Timeouts: "{tcp: 60, tcp_fin: 2, udp: 300}"}},
+			XLBShape{LocalIPs: 254, Scheduler: "mh", ConnTable: 12_500_000, Timeouts: "{tcp: 60, tcp_fin: 2, udp: 300}"}},
 		{"cps", Options{}, DPVSXLBShape},
 		{"cc", Options{Conns: []int{1_000_000, 10_000_000}, Reals: 8},
 			XLBShape{LocalIPs: 78, Scheduler: "mh", ConnTable: 12_500_000, Timeouts: "{tcp: 900, tcp_fin: 2, udp: 60}"}},
@@ -26,6 +29,25 @@ func TestXLBShapes(t *testing.T) {
 	} {
 		if got := XLBShapeFor(tc.scenario, tc.o); got != tc.want {
 			t.Errorf("%s %+v: shape %+v, want %+v", tc.scenario, tc.o, got, tc.want)
+		}
+	}
+}
+
+// TestLocalIPRange: the DUT's local IPs as one range of the
+// configuration's form, the most the lab has room for included.
+func TestLocalIPRange(t *testing.T) {
+	for _, tc := range []struct {
+		last string
+		n    int
+		want string
+	}{
+		{"10.160.2.254", 50, "10.160.2.205-254"},
+		{"10.160.2.254", maxLabLocalIPs, "10.160.2.1-254"},
+		{"fd00:a0:2::fe", 50, "fd00:a0:2::cd-fe"},
+		{"fd00:a0:2::fe", maxLabLocalIPs, "fd00:a0:2::1-fe"},
+	} {
+		if got := localIPRange(netip.MustParseAddr(tc.last), tc.n); got != tc.want {
+			t.Errorf("%d ending at %s: %q, want %q", tc.n, tc.last, got, tc.want)
 		}
 	}
 }
