@@ -53,9 +53,10 @@ func newDaemonCmd() *cobra.Command {
 				le *datapath.LayoutError
 				re *datapath.ResizeError
 				ke *datapath.CapacityError
+				mt *datapath.MTUError
 			)
 			switch {
-			case errors.As(err, &ce), errors.As(err, &me):
+			case errors.As(err, &ce), errors.As(err, &me), errors.As(err, &mt):
 				return codedError{exitConfig, err}
 			case errors.As(err, &le), errors.As(err, &re), errors.As(err, &ke):
 				return codedError{exitLayout, err}

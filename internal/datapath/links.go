@@ -70,8 +70,15 @@ func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 	flags := link.XDPDriverMode
 	if mode == loadbalancer.ModeGeneric {
 		flags = link.XDPGenericMode
+	} else if err := checkMTU(ifname, iface.MTU); err != nil {
+		return err
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
+	if err != nil && mode != loadbalancer.ModeGeneric {
+		if merr := attachError(ifname, err); merr != err {
+			return merr
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("attach xdp to %s (%s mode): %w", ifname, mode, err)
 	}
