@@ -167,17 +167,22 @@ static __always_inline int lport_pair_slot(const union ct_key *key, __u32 home,
 	struct ct_entry *s0 = ct_slot(home, family);
 	struct ct_entry *s1 = ct_slot(home + 1, family);
 	union ct_head h0, h1;
-	bool free0, free1;
+	bool free0, free1, key1;
 
 	if (!s0 || !s1)
 		return LPORT_FULL;
 	h0.word = *(volatile __u64 *)s0;
 	h1.word = *(volatile __u64 *)s1;
 	free0 = ct_free(s0, &h0, home, now, family);
-	free1 = ct_free(s1, &h1, home + 1, now, family);
 	if (!free0 && ct_key_is(s0, key, family))
 		return LPORT_HELD;
-	if (!free1 && ct_key_is(s1, key, family))
+	/* slot 1 is asked whether it is free (which may read its forward
+	 * entry, elsewhere in the table) only when the answer matters */
+	key1 = ct_key_is(s1, key, family);
+	if (free0 && !key1)
+		return 0;
+	free1 = ct_free(s1, &h1, home + 1, now, family);
+	if (!free1 && key1)
 		return LPORT_HELD;
 	if (free0)
 		return 0;

@@ -25,22 +25,11 @@ const maxRangeAddrs = 4096
 // error names what is wrong with the entry.
 func ParseLocalIPs(entry string) (canon string, first netip.Addr, err error) {
 	entry = strings.TrimSpace(entry)
-	strs, isRange, err := expandRange(entry)
+	addrs, isRange, err := entryAddrs(entry)
 	if err != nil {
 		return "", netip.Addr{}, err
 	}
-	if !isRange {
-		strs = []string{entry}
-	}
-	for i, s := range strs {
-		a, err := netip.ParseAddr(s)
-		if err != nil {
-			return "", netip.Addr{}, fmt.Errorf("%q is not an IP address or a range (FIRST-LAST, as 10.0.3.100-149)", entry)
-		}
-		if i == 0 {
-			first = a.Unmap()
-		}
-	}
+	first = addrs[0].Unmap()
 	if !isRange {
 		entry = first.String()
 	}
@@ -48,23 +37,35 @@ func ParseLocalIPs(entry string) (canon string, first netip.Addr, err error) {
 }
 
 // localIPAddrs returns the addresses a local_ips entry stands for, a
-// range expanded; those it cannot read (the service's own check reports
-// them) are left out.
+// range expanded; an entry it cannot read (the service's own check
+// reports it) stands for none.
 func localIPAddrs(entry string) []netip.Addr {
-	strs, isRange, err := expandRange(entry)
+	addrs, _, err := entryAddrs(entry)
 	if err != nil {
 		return nil
+	}
+	return addrs
+}
+
+// entryAddrs reads a local_ips entry: its addresses, in order, and
+// whether it is a range.
+func entryAddrs(entry string) (addrs []netip.Addr, isRange bool, err error) {
+	strs, isRange, err := expandRange(entry)
+	if err != nil {
+		return nil, true, err
 	}
 	if !isRange {
 		strs = []string{entry}
 	}
-	out := make([]netip.Addr, 0, len(strs))
+	addrs = make([]netip.Addr, 0, len(strs))
 	for _, s := range strs {
-		if a, err := netip.ParseAddr(s); err == nil {
-			out = append(out, a)
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, isRange, fmt.Errorf("%q is not an IP address or a range (FIRST-LAST, as 10.0.3.100-149)", entry)
 		}
+		addrs = append(addrs, a)
 	}
-	return out
+	return addrs, isRange, nil
 }
 
 // expandRange returns the addresses "FIRST-LAST" stands for, in order,

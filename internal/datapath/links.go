@@ -74,13 +74,8 @@ func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 		return err
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
-	if err != nil && mode != loadbalancer.ModeGeneric {
-		if merr := attachError(ifname, err); merr != err {
-			return merr
-		}
-	}
 	if err != nil {
-		return fmt.Errorf("attach xdp to %s (%s mode): %w", ifname, mode, err)
+		return attachError(ifname, mode, err)
 	}
 	if d.pinPath != "" {
 		path := linkPin(d.pinPath, ifname, mode)

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // XDP without multi-buffer support takes a frame in one buffer: a page
@@ -57,11 +59,12 @@ func checkMTU(ifname string, mtu int) error {
 	return nil
 }
 
-// attachError explains an attach the kernel refused: ERANGE from a veth
-// is its peer's MTU (the device's own was checked before).
-func attachError(ifname string, err error) error {
-	if errors.Is(err, unix.ERANGE) {
+// attachError explains an attach the kernel refused: in native mode,
+// ERANGE from a veth is its peer's MTU (the device's own was checked
+// before).
+func attachError(ifname string, mode loadbalancer.AttachMode, err error) error {
+	if mode == loadbalancer.ModeNative && errors.Is(err, unix.ERANGE) {
 		return &MTUError{Interface: ifname, Peer: true, Limit: SingleBufferMTU()}
 	}
-	return err
+	return fmt.Errorf("attach xdp to %s (%s mode): %w", ifname, mode, err)
 }

@@ -20,6 +20,12 @@ const keepFree = 8 << 30
 // bucket, rounded up.
 const conntrackEntryBytes = 512
 
+// xlbTablesBytes is the memory of the xlb DUT's connection tables: an
+// IPv4 one for table connections and the default IPv6 one.
+func xlbTablesBytes(table int) uint64 {
+	return datapath.ConnTableBytes(false, uint32(table)) + datapath.ConnTableBytes(true, datapath.DefaultConns6)
+}
+
 // ccMemory is what holding n connections takes through a DUT: the
 // client endpoint's slots and the DUT's table (xlb's preallocated IPv4
 // and IPv6 tables for its shape, conntrack's entries for nft).
@@ -28,8 +34,7 @@ func ccMemory(dut string, n int, o bench.Options) uint64 {
 	switch dut {
 	case "xlb":
 		o.Conns = []int{n}
-		table := bench.XLBShapeFor("cc", o).ConnTable
-		mem += datapath.ConnTableBytes(false, uint32(table)) + datapath.ConnTableBytes(true, datapath.DefaultConns6)
+		mem += xlbTablesBytes(bench.XLBShapeFor("cc", o).ConnTable)
 	case "nft":
 		mem += uint64(n) * conntrackEntryBytes
 	}
@@ -88,8 +93,7 @@ func checkFrameMemory(scenario string, o bench.Options, avail uint64) error {
 	if table == 0 {
 		return nil
 	}
-	need := datapath.ConnTableBytes(false, uint32(table)) + datapath.ConnTableBytes(true, datapath.DefaultConns6)
-	if need+keepFree > avail {
+	if need := xlbTablesBytes(table); need+keepFree > avail {
 		return fmt.Errorf("%d flows: the xlb DUT's tables for %d connections need %.1f GiB; this machine has %.1f GiB "+
 			"available and a run keeps %.0f GiB free: ask fewer --flows", slices.Max(o.Flows), table,
 			float64(need)/(1<<30), float64(avail)/(1<<30), float64(keepFree)/(1<<30))
