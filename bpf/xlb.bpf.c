@@ -13,6 +13,7 @@
  *   too big          lib/pmtu.h       ICMP frag needed / packet too big
  *   rewrite          lib/nat.h        addresses, ports, TTL, checksums
  *   forward          lib/fib.h        redirect through tx_ports
+ *   partial checksum lib/nat.h        summed whole once the verdict is known
  *
  * Every verdict leaves through xlb_xdp, which counts it.
  */
@@ -47,7 +48,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* send_rewritten finds the next hop of a packet about to become `to`,
  * answers it with an ICMP error if it is too big for that hop, else
- * rewrites and redirects it. */
+ * rewrites and redirects it (a partial checksum is completed by
+ * nat_finish, at the top). */
 static __always_inline int send_rewritten(struct xdp_md *ctx, struct pkt *pkt,
 					  const struct xlb_tuple *to,
 					  __u32 real_slot)
@@ -63,9 +65,6 @@ static __always_inline int send_rewritten(struct xdp_md *ctx, struct pkt *pkt,
 		return XLB_TOO_BIG;
 	}
 	ret = nat_rewrite(pkt, to);
-	if (ret >= 0)
-		return ret;
-	ret = nat_finish(ctx, pkt);
 	if (ret >= 0)
 		return ret;
 	return fib_redirect(pkt, &hop);
@@ -327,7 +326,9 @@ static __always_inline int process(struct xdp_md *ctx, struct pkt *pkt)
 	return process_flow(ctx, pkt, XLB_AF_INET6);
 }
 
-SEC("xdp")
+/* xdp.frags: the loader clears BPF_F_XDP_HAS_FRAGS where the kernel has
+ * no multi-buffer XDP (frags.h) */
+SEC("xdp.frags")
 int xlb_xdp(struct xdp_md *ctx)
 {
 	struct pkt pkt = {};
@@ -337,6 +338,8 @@ int xlb_xdp(struct xdp_md *ctx)
 	verdict = process(ctx, &pkt);
 	if (verdict == XLB_TOO_BIG)
 		verdict = pmtu_too_big(ctx, &pkt);
+	else if (pkt.csum_off)
+		verdict = nat_finish(ctx, &pkt, verdict);
 	stage_end(XLB_STAGE_SEND);
 	return count_verdict(verdict);
 }

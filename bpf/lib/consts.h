@@ -130,6 +130,12 @@
 #define XLB_CSUM_MAX_LEN 4096
 #endif
 
+#ifndef XLB_CSUM_SEG_MAX
+/* longest segment whose checksum a multi-buffer program computes whole:
+ * any IP packet's */
+#define XLB_CSUM_SEG_MAX 65536
+#endif
+
 #ifndef NSEC_PER_SEC
 #define NSEC_PER_SEC 1000000000ULL
 #endif

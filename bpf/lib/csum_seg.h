@@ -10,17 +10,38 @@
 
 #include "consts.h"
 #include "csum.h"
+#include "frags.h"
 
-#define XLB_CSUM_CHUNK 64 /* bytes summed by one bpf_csum_diff call */
+#define XLB_CSUM_CHUNK 64  /* bytes summed by one bpf_csum_diff call */
+#define XLB_CSUM_LOAD  512 /* bytes one bpf_xdp_load_bytes call copies */
 
-/* Summing a segment of any length takes two global functions, which the
+/* Per CPU: where xlb_csum_loaded copies the bytes it sums, with room for
+ * the zeros that round a last piece up to whole 32-bit words, and its
+ * running sum. Both are off the stack: xlb_csum_loaded is called at the
+ * end of the deepest call chain, whose stack is 512 bytes at most. */
+struct csum_scratch {
+	__u64 sum;
+	__u8 bytes[XLB_CSUM_LOAD + 4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct csum_scratch);
+} csum_scratch SEC(".maps");
+
+/* The key of one-entry maps, in .rodata rather than on the stack. */
+static const __u32 xlb_zero_key = 0;
+
+/* Summing a segment of any length takes global functions, which the
  * verifier checks once each, whatever calls them: whole chunks, then the
- * shorter rest at an offset the verifier cannot know. Both return the
+ * shorter rest at an offset the verifier cannot know. All return the
  * 16-bit folded sum (memory order, like every sum here), or -1 when the
  * bytes lie beyond the frame. */
 
 /* xlb_csum_chunks sums the whole XLB_CSUM_CHUNKs of the len bytes at
- * frame offset off. */
+ * frame offset off, in the first buffer. */
 __noinline int xlb_csum_chunks(struct xdp_md *ctx, __u32 off, __u32 len)
 {
 	void *data_end = (void *)(long)ctx->data_end;
@@ -43,8 +64,9 @@ __noinline int xlb_csum_chunks(struct xdp_md *ctx, __u32 off, __u32 len)
 	return csum_fold64(sum);
 }
 
-/* xlb_csum_tail sums the len (< XLB_CSUM_CHUNK) bytes at frame offset off;
- * an odd last byte counts as if a zero byte followed it. */
+/* xlb_csum_tail sums the len (< XLB_CSUM_CHUNK) bytes at frame offset off,
+ * in the first buffer; an odd last byte counts as if a zero byte followed
+ * it. */
 __noinline int xlb_csum_tail(struct xdp_md *ctx, __u32 off, __u32 len)
 {
 	void *data_end = (void *)(long)ctx->data_end;
@@ -68,6 +90,77 @@ __noinline int xlb_csum_tail(struct xdp_md *ctx, __u32 off, __u32 len)
 		sum += bpf_ntohs((__u16)(*(__u8 *)p) << 8);
 	}
 	return csum_fold32(sum);
+}
+
+/* xlb_csum_loaded sums the len bytes at frame offset off, in whichever
+ * buffers they lie, copying XLB_CSUM_LOAD bytes at a time: the pieces
+ * start at even distances from off, so their sums add up; the last is
+ * padded with zeros to whole words, as the checksum pads an odd byte.
+ * Only a multi-buffer program has the helper (frags.h). */
+__noinline int xlb_csum_loaded(struct xdp_md *ctx, __u32 off, __u32 len)
+{
+	struct csum_scratch *buf;
+	__u32 n;
+	int i;
+
+	if (!xlb_frags)
+		return -1;
+	buf = bpf_map_lookup_elem(&csum_scratch, &xlb_zero_key);
+	if (!buf)
+		return -1;
+	buf->sum = 0;
+	/* whole pieces, then the rest: a loop whose pieces could be either
+	 * would have the verifier follow every iteration from each short
+	 * one */
+	for (i = 0; i < XLB_CSUM_SEG_MAX / XLB_CSUM_LOAD; i++) {
+		if (len < XLB_CSUM_LOAD)
+			break;
+		if (bpf_xdp_load_bytes(ctx, off, buf->bytes, XLB_CSUM_LOAD))
+			return -1;
+		buf->sum += (__u32)bpf_csum_diff(NULL, 0, (void *)buf->bytes,
+						 XLB_CSUM_LOAD, 0);
+		off += XLB_CSUM_LOAD;
+		len -= XLB_CSUM_LOAD;
+	}
+	n = len & (XLB_CSUM_LOAD - 1);
+	if (n != len)
+		return -1;
+	if (n) {
+		if (bpf_xdp_load_bytes(ctx, off, buf->bytes, n))
+			return -1;
+		*(__u32 *)&buf->bytes[n] = 0;
+		buf->sum += (__u32)bpf_csum_diff(NULL, 0, (void *)buf->bytes,
+						 (n + 3) & ~3U, 0);
+	}
+	return csum_fold64(buf->sum);
+}
+
+/* l4_segment_sum returns the folded sum of the len bytes at frame offset
+ * off, or -1 for bytes beyond the frame (or, in a frame of one buffer,
+ * more than XLB_CSUM_MAX_LEN). In a multi-buffer frame, the whole chunks
+ * the first buffer holds are summed in place, the rest is copied. */
+static __always_inline int l4_segment_sum(struct xdp_md *ctx, __u32 off,
+					  __u32 len, bool frags)
+{
+	__u32 whole = len & ~(XLB_CSUM_CHUNK - 1);
+	int head, rest;
+
+	if (frags) {
+		whole = (__u32)(ctx->data_end - ctx->data);
+		whole = whole > off ? (whole - off) & ~(XLB_CSUM_CHUNK - 1) : 0;
+		if (whole > len)
+			whole = len & ~(XLB_CSUM_CHUNK - 1);
+		head = xlb_csum_chunks(ctx, off, whole);
+		rest = xlb_csum_loaded(ctx, off + whole, len - whole);
+	} else {
+		if (len > XLB_CSUM_MAX_LEN)
+			return -1;
+		head = xlb_csum_chunks(ctx, off, len);
+		rest = xlb_csum_tail(ctx, off + whole, len - whole);
+	}
+	if (head < 0 || rest < 0)
+		return -1;
+	return csum_fold32(head + rest);
 }
 
 #endif /* XLB_CSUM_SEG_H */

@@ -106,26 +106,23 @@ static __always_inline __u32 l4_pseudo_sum(const struct xlb_tuple *t,
 
 /* l4_csum_fill writes the complete checksum of the l4_len-byte segment at
  * frame offset l4_off, whose checksum field (at csum_off in the segment)
- * holds zero, given the sum of its pseudo-header. Returns 0, or -1 for a
- * segment beyond the frame or longer than XLB_CSUM_MAX_LEN. */
+ * holds zero, given the sum of its pseudo-header; frags tells a segment
+ * that runs past the frame's first buffer. Returns 0, or -1 for a segment
+ * beyond the frame or too long to sum (csum_seg.h). */
 static __always_inline int l4_csum_fill(struct xdp_md *ctx, __u32 l4_off,
 					__u32 l4_len, __u32 pseudo,
-					__u32 csum_off)
+					__u32 csum_off, bool frags)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *l4 = (void *)(long)ctx->data;
-	__u32 whole = l4_len & ~(XLB_CSUM_CHUNK - 1);
-	int chunks, tail;
 	__u16 *field;
 	__u16 check;
+	int sum;
 
-	if (l4_len > XLB_CSUM_MAX_LEN)
+	sum = l4_segment_sum(ctx, l4_off, l4_len, frags);
+	if (sum < 0)
 		return -1;
-	chunks = xlb_csum_chunks(ctx, l4_off, l4_len);
-	tail = xlb_csum_tail(ctx, l4_off + whole, l4_len - whole);
-	if (chunks < 0 || tail < 0)
-		return -1;
-	check = ~csum_fold32(pseudo + chunks + tail);
+	check = ~csum_fold32(pseudo + sum);
 	if (csum_off == XLB_UDP_CSUM_OFF && check == 0)
 		check = 0xffff; /* 0 would mean "no checksum" */
 	/* see xlb_csum_chunks for the mask */
@@ -192,19 +189,26 @@ full:
 	return XLB_CONTINUE;
 }
 
-/* nat_finish completes the checksum nat_rewrite left to it. A call of its
- * own after the rewrite, so that the verifier follows the summing (two
- * global functions) once per caller rather than once per rewrite path. */
-static __always_inline int nat_finish(struct xdp_md *ctx, struct pkt *pkt)
+/* nat_finish completes the checksum nat_rewrite left to it, once the
+ * packet has its verdict: a redirect, whose frame goes out only when the
+ * program returns. It runs at the program's top (xlb_xdp), in a frame of
+ * its own, so that the summing's stack is not added to the deepest call
+ * chain, and the verifier follows the summing once. */
+static __noinline int nat_finish(struct xdp_md *ctx, struct pkt *pkt,
+				 int verdict)
 {
-	if (!pkt->csum_off)
-		return XLB_CONTINUE;
+	/* the segment runs past the first buffer (parse.h) */
+	bool frags =
+		pkt->l4_off + pkt->l4_len > (__u32)(ctx->data_end - ctx->data);
+
+	if (verdict != XDP_REDIRECT || !pkt->csum_off)
+		return verdict;
 	/* pkt->tuple is the rewritten packet's */
 	if (l4_csum_fill(ctx, pkt->l4_off, pkt->l4_len,
-			 l4_pseudo_sum(&pkt->tuple, pkt->l4_len),
-			 pkt->csum_off))
+			 l4_pseudo_sum(&pkt->tuple, pkt->l4_len), pkt->csum_off,
+			 frags))
 		return count_drop(DROP_L4_TRUNCATED);
-	return XLB_CONTINUE;
+	return verdict;
 }
 
 #endif /* XLB_NAT_H */

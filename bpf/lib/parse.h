@@ -8,11 +8,17 @@
  * Malformed IP headers are dropped whatever their destination (the kernel
  * would drop them too). Malformed transport headers and fragments are
  * dropped only when aimed at a VIP; other traffic is not ours and passes.
+ *
+ * Headers are read from the frame's first buffer. A multi-buffer frame
+ * (frags.h) whose IP packet runs on into its other buffers has its length
+ * taken whole; one whose headers do not fit in the first buffer is
+ * dropped as header_split, never read in pieces.
  */
 #ifndef XLB_PARSE_H
 #define XLB_PARSE_H
 
 #include "consts.h"
+#include "frags.h"
 #include "maps.h"
 #include "stats.h"
 
@@ -34,9 +40,9 @@ struct pkt {
 	void *l3; /* struct iphdr or struct ipv6hdr */
 	void *l4; /* struct tcphdr, udphdr, icmphdr or icmp6hdr; 8+ bytes */
 	struct xlb_tuple tuple;
-	__u32 len;	/* frame length, for byte counters */
+	__u32 len;	/* frame length, all buffers, for byte counters */
 	__u16 ip_len;	/* IP packet, headers included (what the MTU limits;
-			 * parse checked it fits the frame, so 16 bits) */
+			 * an IPv6 one above 65535 bytes counts as 65535) */
 	__u16 l4_len;	/* transport header and payload (UDP: its length) */
 	__u16 l4_off;	/* frame offset of the transport header */
 	__u8 l3_off;	/* frame offset of the IP header (14, or 18 tagged) */
@@ -91,6 +97,48 @@ static __noinline int drop_if_vip(const struct xlb_tuple *t, __u32 reason)
 	return XDP_PASS;
 }
 
+/* ip_in_frame tells whether the ip_len-byte IP packet (at pkt->l3_off)
+ * lies within the frame. In a multi-buffer frame it may run on past the
+ * first buffer: the frame's whole length is asked only then, for
+ * pkt->len. Lengths, not packet pointers, are compared, so that the
+ * verifier sees the same state whichever way the packet fits and checks
+ * what follows once. */
+static __always_inline bool ip_in_frame(struct xdp_md *ctx, struct pkt *pkt,
+					__u32 ip_len)
+{
+	__u32 frame_len;
+
+	if (pkt->l3_off + ip_len <= pkt->len)
+		return true;
+	if (!xlb_frags)
+		return false;
+	frame_len = bpf_xdp_get_buff_len(ctx);
+	if (pkt->l3_off + ip_len > frame_len)
+		return false;
+	pkt->len = frame_len;
+	return true;
+}
+
+/* header_cut names the drop of a header whose end (end) lies past the
+ * first buffer: DROP_HEADER_SPLIT when the frame's other buffers hold the
+ * rest of it (within the IP packet, once its length is known), else
+ * reason, for a frame that is truncated. A function of its own, like
+ * drop_if_vip: it serves rare paths, and keeps their stack off parse's. */
+static __noinline __u32 header_cut(struct xdp_md *ctx, const struct pkt *pkt,
+				   void *end, __u32 reason)
+{
+	__u32 off;
+
+	if (!xlb_frags)
+		return reason;
+	off = end - (void *)pkt->eth;
+	if (off > bpf_xdp_get_buff_len(ctx))
+		return reason;
+	if (pkt->ip_len && off > pkt->l3_off + pkt->ip_len)
+		return reason;
+	return DROP_HEADER_SPLIT;
+}
+
 static __always_inline int parse_eth(struct xdp_md *ctx, struct pkt *pkt,
 				     __u16 *l3_proto, void **l3)
 {
@@ -127,7 +175,7 @@ static __always_inline int parse_eth(struct xdp_md *ctx, struct pkt *pkt,
 }
 
 /* parse_l4 checks the transport header at pkt->l4 and reads its ports. */
-static __always_inline int parse_l4(struct pkt *pkt)
+static __always_inline int parse_l4(struct xdp_md *ctx, struct pkt *pkt)
 {
 	struct xlb_tuple *t = &pkt->tuple;
 	void *l4 = pkt->l4;
@@ -138,10 +186,14 @@ static __always_inline int parse_l4(struct pkt *pkt)
 		__u32 doff;
 
 		if ((void *)(tcp + 1) > pkt->data_end)
-			return drop_if_vip(t, DROP_L4_TRUNCATED);
+			return drop_if_vip(t, header_cut(ctx, pkt, tcp + 1,
+							 DROP_L4_TRUNCATED));
 		doff = tcp->doff * 4;
-		if (doff < sizeof(*tcp) || l4 + doff > pkt->data_end)
+		if (doff < sizeof(*tcp))
 			return drop_if_vip(t, DROP_TCP_DOFF);
+		if (l4 + doff > pkt->data_end)
+			return drop_if_vip(t, header_cut(ctx, pkt, l4 + doff,
+							 DROP_TCP_DOFF));
 		t->sport = tcp->source;
 		t->dport = tcp->dest;
 		pkt->tcp_flags = ((__u8 *)tcp)[13];
@@ -151,7 +203,8 @@ static __always_inline int parse_l4(struct pkt *pkt)
 		struct udphdr *udp = l4;
 
 		if ((void *)(udp + 1) > pkt->data_end)
-			return drop_if_vip(t, DROP_L4_TRUNCATED);
+			return drop_if_vip(t, header_cut(ctx, pkt, udp + 1,
+							 DROP_L4_TRUNCATED));
 		if (t->family == XLB_AF_INET6 && udp->check == 0)
 			return drop_if_vip(t, DROP_UDP_CSUM_ZERO);
 		/* the length the checksum and the real see: no shorter
@@ -169,19 +222,22 @@ static __always_inline int parse_l4(struct pkt *pkt)
 		/* type, code, checksum and 4 more bytes: what every error has
 		 */
 		if (l4 + 8 > pkt->data_end)
-			return drop_if_vip(t, DROP_L4_TRUNCATED);
+			return drop_if_vip(t, header_cut(ctx, pkt, l4 + 8,
+							 DROP_L4_TRUNCATED));
 		return XLB_CONTINUE;
 	}
 	return XDP_PASS;
 }
 
-static __always_inline int parse_ipv4(struct pkt *pkt, struct iphdr *iph)
+static __always_inline int parse_ipv4(struct xdp_md *ctx, struct pkt *pkt,
+				      struct iphdr *iph)
 {
 	struct xlb_tuple *t = &pkt->tuple;
 	__u32 ihl, tot_len;
 
 	if ((void *)(iph + 1) > pkt->data_end)
-		return count_drop(DROP_IP_TRUNCATED);
+		return count_drop(
+			header_cut(ctx, pkt, iph + 1, DROP_IP_TRUNCATED));
 	if (iph->version != 4)
 		return count_drop(DROP_IP_VERSION);
 	ihl = iph->ihl * 4;
@@ -189,8 +245,9 @@ static __always_inline int parse_ipv4(struct pkt *pkt, struct iphdr *iph)
 		return count_drop(DROP_IP_IHL);
 	tot_len = bpf_ntohs(iph->tot_len);
 	if ((void *)iph + ihl > pkt->data_end)
-		return count_drop(DROP_IP_TRUNCATED);
-	if (tot_len < ihl || (void *)iph + tot_len > pkt->data_end)
+		return count_drop(header_cut(ctx, pkt, (void *)iph + ihl,
+					     DROP_IP_TRUNCATED));
+	if (tot_len < ihl || !ip_in_frame(ctx, pkt, tot_len))
 		return count_drop(DROP_IP_LENGTH);
 
 	t->family = XLB_AF_INET;
@@ -204,7 +261,7 @@ static __always_inline int parse_ipv4(struct pkt *pkt, struct iphdr *iph)
 	pkt->l4_off = pkt->l3_off + ihl;
 	if (iph->frag_off & bpf_htons(XLB_IP_MF | XLB_IP_OFFSET))
 		return drop_if_vip(t, DROP_FRAGMENT);
-	return parse_l4(pkt);
+	return parse_l4(ctx, pkt);
 }
 
 /* skippable_exthdr tells the IPv6 extension headers we step over. */
@@ -223,7 +280,8 @@ static __always_inline bool unsupported_exthdr(__u8 nexthdr)
 	       nexthdr == 253 || nexthdr == 254 /* experiments */;
 }
 
-static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
+static __always_inline int parse_ipv6(struct xdp_md *ctx, struct pkt *pkt,
+				      struct ipv6hdr *ip6h)
 {
 	struct xlb_tuple *t = &pkt->tuple;
 	__u32 payload_len, ext_len = 0;
@@ -232,12 +290,18 @@ static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 	int i;
 
 	if ((void *)(ip6h + 1) > pkt->data_end)
-		return count_drop(DROP_IP_TRUNCATED);
+		return count_drop(
+			header_cut(ctx, pkt, ip6h + 1, DROP_IP_TRUNCATED));
 	if (ip6h->version != 6)
 		return count_drop(DROP_IP_VERSION);
 	payload_len = bpf_ntohs(ip6h->payload_len);
-	if ((void *)(ip6h + 1) + payload_len > pkt->data_end)
+	if (!ip_in_frame(ctx, pkt, sizeof(*ip6h) + payload_len))
 		return count_drop(DROP_IP_LENGTH);
+	/* 16 bits: above 65535 (a GSO packet in generic mode) is too big
+	 * for any MTU all the same */
+	pkt->ip_len = sizeof(*ip6h) + payload_len > 0xffff
+			      ? 0xffff
+			      : sizeof(*ip6h) + payload_len;
 
 	t->family = XLB_AF_INET6;
 	__builtin_memcpy(t->src.w, &ip6h->saddr, sizeof(t->src.w));
@@ -253,7 +317,8 @@ static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 		if (!skippable_exthdr(nexthdr))
 			break;
 		if ((void *)(opt + 1) > pkt->data_end)
-			return drop_if_vip(t, DROP_L4_TRUNCATED);
+			return drop_if_vip(t, header_cut(ctx, pkt, opt + 1,
+							 DROP_L4_TRUNCATED));
 		nexthdr = opt->nexthdr;
 		next += (opt->hdrlen + 1) * 8;
 		ext_len += (opt->hdrlen + 1) * 8;
@@ -262,14 +327,13 @@ static __always_inline int parse_ipv6(struct pkt *pkt, struct ipv6hdr *ip6h)
 	pkt->l4 = next;
 	if (ext_len > payload_len)
 		return drop_if_vip(t, DROP_L4_TRUNCATED);
-	pkt->ip_len = sizeof(*ip6h) + payload_len;
 	pkt->l4_len = payload_len - ext_len;
 	pkt->l4_off = pkt->l3_off + sizeof(*ip6h) + ext_len;
 	if (nexthdr == IPPROTO_FRAGMENT)
 		return drop_if_vip(t, DROP_FRAGMENT);
 	if (skippable_exthdr(nexthdr) || unsupported_exthdr(nexthdr))
 		return drop_if_vip(t, DROP_IPV6_EXTHDR);
-	return parse_l4(pkt);
+	return parse_l4(ctx, pkt);
 }
 
 /* parse fills pkt from the frame, or returns the verdict for a frame that
@@ -284,9 +348,9 @@ static __always_inline int parse(struct xdp_md *ctx, struct pkt *pkt)
 	if (ret >= 0)
 		return ret;
 	if (l3_proto == XLB_ETH_P_IP)
-		return parse_ipv4(pkt, l3);
+		return parse_ipv4(ctx, pkt, l3);
 	if (l3_proto == XLB_ETH_P_IPV6)
-		return parse_ipv6(pkt, l3);
+		return parse_ipv6(ctx, pkt, l3);
 	return XDP_PASS;
 }
 

@@ -14,7 +14,7 @@
  * frames, which then wait for the next redirected frame to be delivered.
  *
  * The error is built in place: the frame is cut to its L2 header and the
- * quote, room for the new IP and ICMP headers is made in front of the
+ * quote (which frees a multi-buffer frame's other buffers), room for the new IP and ICMP headers is made in front of the
  * quote, and the L2 header moves to the new front with its MACs swapped.
  */
 #ifndef XLB_PMTU_H
@@ -46,6 +46,14 @@ static __always_inline bool icmp_budget_take(void)
 		return false;
 	b->sent++;
 	return true;
+}
+
+/* pmtu_quote_fits tells whether the first buffer holds the quote: the
+ * frame is cut to it, and an error is built in the first buffer alone (a
+ * multi-buffer frame's other buffers are given back by the cut). */
+static __always_inline bool pmtu_quote_fits(const struct pkt *pkt, __u32 quote)
+{
+	return pkt->l3 + quote <= pkt->data_end;
 }
 
 /* pmtu_reshape keeps the frame's L2 header and quote bytes of its IP
@@ -100,7 +108,8 @@ static __always_inline int pmtu_icmp4(struct xdp_md *ctx, struct pkt *pkt,
 		return XDP_ABORTED;
 	if (!(iph->frag_off & bpf_htons(XLB_IP_DF)))
 		return count_drop(DROP_FRAG_NEEDED);
-	if (pkt->ip_len < XLB_ICMP4_QUOTE || !icmp_budget_take())
+	if (pkt->ip_len < XLB_ICMP4_QUOTE ||
+	    !pmtu_quote_fits(pkt, XLB_ICMP4_QUOTE) || !icmp_budget_take())
 		return count_drop(DROP_TOO_BIG);
 	data = pmtu_reshape(ctx, pkt, XLB_ICMP4_QUOTE, hdrs);
 	if (!data || l3_off > sizeof(struct ethhdr) + 4)
@@ -146,7 +155,8 @@ static __always_inline int pmtu_icmp6(struct xdp_md *ctx, struct pkt *pkt,
 	__u8 *icmp;
 	void *data;
 
-	if (pkt->ip_len < XLB_ICMP6_QUOTE || !icmp_budget_take())
+	if (pkt->ip_len < XLB_ICMP6_QUOTE ||
+	    !pmtu_quote_fits(pkt, XLB_ICMP6_QUOTE) || !icmp_budget_take())
 		return count_drop(DROP_TOO_BIG);
 	data = pmtu_reshape(ctx, pkt, XLB_ICMP6_QUOTE, hdrs);
 	if (!data || l3_off > sizeof(struct ethhdr) + 4)

@@ -243,6 +243,7 @@ enum xlb_drop_reason {
 	DROP_UDP_LENGTH = 19,  /* UDP length < 8 or beyond the IP payload */
 	DROP_FRAG_NEEDED = 20, /* above the egress MTU, IPv4 without DF */
 	DROP_TOO_BIG = 21, /* above the egress MTU, ICMP error rate-limited */
+	DROP_HEADER_SPLIT = 22, /* headers run past a frame's first buffer */
 	DROP_REASON_MAX,
 };
 

@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
 // Options configure Load. The zero value is valid: no pinning, default
@@ -43,6 +44,10 @@ type Options struct {
 	// connection (NewConnStages): for xlb bench datapath only, as
 	// every new connection then reads the clock seven times.
 	TimeStages bool
+	// SingleBuffer loads the program without multi-buffer support even
+	// where the kernel has it, as on a kernel older than 5.18: frames
+	// must then fit in one buffer (SingleBufferMTU).
+	SingleBuffer bool
 }
 
 // Datapath is a loaded xlb XDP program with its maps.
@@ -52,6 +57,7 @@ type Datapath struct {
 	pinPath string
 	links   map[string]link.Link
 	dropped []string // pinned maps replaced for another layout
+	frags   bool     // the program takes frames of several buffers
 
 	mu       sync.Mutex
 	settings loadbalancer.Settings
@@ -102,6 +108,14 @@ func Load(opts Options) (*Datapath, error) {
 		}
 	}
 	d := &Datapath{cpus: cpus, pinPath: opts.PinPath, links: map[string]link.Link{}, conns: [2]uint32{conns4, conns6}}
+	if opts.SingleBuffer {
+		err = xdpfrags.Single(spec)
+	} else {
+		d.frags, err = xdpfrags.Prepare(spec)
+	}
+	if err != nil {
+		return nil, err
+	}
 	if err := checkTables(spec, opts.PinPath, d.conns, opts.DropIncompatible); err != nil {
 		return nil, err
 	}
@@ -231,3 +245,8 @@ func (d *Datapath) ConnTableSizes() []ConnTableSize {
 
 // CPUs is the number of CPUs the local port range is split over.
 func (d *Datapath) CPUs() int { return d.cpus }
+
+// MultiBuffer tells whether the program takes frames of several buffers
+// (XDP multi-buffer, xdp.frags): then native mode carries any MTU the
+// driver allows, else SingleBufferMTU at most.
+func (d *Datapath) MultiBuffer() bool { return d.frags }

@@ -70,12 +70,14 @@ func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 	flags := link.XDPDriverMode
 	if mode == loadbalancer.ModeGeneric {
 		flags = link.XDPGenericMode
-	} else if err := checkMTU(ifname, iface.MTU); err != nil {
-		return err
+	} else if !d.frags {
+		if err := checkMTU(ifname, iface.MTU); err != nil {
+			return err
+		}
 	}
 	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
 	if err != nil {
-		return attachError(ifname, mode, err)
+		return attachError(ifname, mode, iface.MTU, d.frags, err)
 	}
 	if d.pinPath != "" {
 		path := linkPin(d.pinPath, ifname, mode)

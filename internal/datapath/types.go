@@ -18,7 +18,7 @@ var DropReasonNames = []string{
 	"fragment", "ipv6_exthdr", "l4_truncated", "tcp_doff", "ttl_expired",
 	"no_real", "no_laddr", "no_lport", "conn_table_full", "fib", "udp_csum_zero",
 	"icmp_inner", "no_neigh", "tcp_not_syn", "udp_length", "frag_needed",
-	"too_big",
+	"too_big", "header_split",
 }
 
 // Drop reasons, as the data path numbers them.
@@ -45,6 +45,7 @@ const (
 	DropUDPLength
 	DropFragNeeded
 	DropTooBig
+	DropHeaderSplit
 	numDropReasons
 )
 

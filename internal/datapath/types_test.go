@@ -43,6 +43,7 @@ func TestDropReasonsMatchC(t *testing.T) {
 		{"DropUDPLength", DropUDPLength, xlbXlbDropReasonDROP_UDP_LENGTH},
 		{"DropFragNeeded", DropFragNeeded, xlbXlbDropReasonDROP_FRAG_NEEDED},
 		{"DropTooBig", DropTooBig, xlbXlbDropReasonDROP_TOO_BIG},
+		{"DropHeaderSplit", DropHeaderSplit, xlbXlbDropReasonDROP_HEADER_SPLIT},
 	} {
 		if uint32(tc.have) != uint32(tc.want) {
 			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)

@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type xlbCsumScratch struct {
+	_     structs.HostLayout
+	Sum   uint64
+	Bytes [516]uint8
+	_     [4]byte
+}
+
 type xlbCt4Key struct {
 	_     structs.HostLayout
 	Src   uint32
@@ -279,7 +286,8 @@ const (
 	xlbXlbDropReasonDROP_UDP_LENGTH      xlbXlbDropReason = 19
 	xlbXlbDropReasonDROP_FRAG_NEEDED     xlbXlbDropReason = 20
 	xlbXlbDropReasonDROP_TOO_BIG         xlbXlbDropReason = 21
-	xlbXlbDropReasonDROP_REASON_MAX      xlbXlbDropReason = 22
+	xlbXlbDropReasonDROP_HEADER_SPLIT    xlbXlbDropReason = 22
+	xlbXlbDropReasonDROP_REASON_MAX      xlbXlbDropReason = 23
 )
 
 type xlbXlbEvent uint32
@@ -332,6 +340,7 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	xlbMapCsumScratch      = "csum_scratch"
 	xlbMapCt4              = "ct4"
 	xlbMapCt6              = "ct6"
 	xlbMapCtScratch        = "ct_scratch"
@@ -373,6 +382,7 @@ const (
 	xlbVarSchedType        = "sched_type"
 	xlbVarStageType        = "stage_type"
 	xlbVarXlbCfg           = "xlb_cfg"
+	xlbVarXlbFrags         = "xlb_frags"
 	xlbVarXlbStageClock    = "xlb_stage_clock"
 	xlbVarXlbStageNs       = "xlb_stage_ns"
 	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
@@ -428,6 +438,7 @@ type xlbProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbMapSpecs struct {
+	CsumScratch     *ebpf.MapSpec `ebpf:"csum_scratch"`
 	Ct4             *ebpf.MapSpec `ebpf:"ct4"`
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
 	CtScratch       *ebpf.MapSpec `ebpf:"ct_scratch"`
@@ -474,6 +485,7 @@ type xlbVariableSpecs struct {
 	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
 	StageType        *ebpf.VariableSpec `ebpf:"stage_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	XlbFrags         *ebpf.VariableSpec `ebpf:"xlb_frags"`
 	XlbStageClock    *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
@@ -500,6 +512,7 @@ func (o *xlbObjects) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbMaps struct {
+	CsumScratch     *ebpf.Map `ebpf:"csum_scratch"`
 	Ct4             *ebpf.Map `ebpf:"ct4"`
 	Ct6             *ebpf.Map `ebpf:"ct6"`
 	CtScratch       *ebpf.Map `ebpf:"ct_scratch"`
@@ -530,6 +543,7 @@ type xlbMaps struct {
 
 func (m *xlbMaps) Close() error {
 	return _XlbClose(
+		m.CsumScratch,
 		m.Ct4,
 		m.Ct6,
 		m.CtScratch,
@@ -577,6 +591,7 @@ type xlbVariables struct {
 	SchedType        *ebpf.Variable `ebpf:"sched_type"`
 	StageType        *ebpf.Variable `ebpf:"stage_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
+	XlbFrags         *ebpf.Variable `ebpf:"xlb_frags"`
 	XlbStageClock    *ebpf.Variable `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.Variable `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
