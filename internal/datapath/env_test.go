@@ -43,7 +43,10 @@ type testEnv struct {
 	// ingress, when set, is the interface BPF_PROG_RUN says frames came
 	// in on (else the kernel's default, the loopback device)
 	ingress *net.Interface
-	t       testing.TB
+	// linear, when set, is how many bytes of a frame BPF_PROG_RUN puts in
+	// its first buffer (XDP multi-buffer); the rest go in others
+	linear int
+	t      testing.TB
 }
 
 var nsCounter atomic.Int32
@@ -114,7 +117,7 @@ func (e *testEnv) inNS(fn func()) { e.env.Do(fn) }
 // the verdict and the frame as the program left it.
 func (e *testEnv) run(frame []byte) (Verdict, []byte) {
 	e.t.Helper()
-	ret, out, err := e.env.Run(e.dp.Program(), frame, e.ingress)
+	ret, out, err := e.env.RunSplit(e.dp.Program(), frame, e.ingress, e.linear)
 	if err != nil {
 		e.t.Fatalf("BPF_PROG_RUN: %v", err)
 	}

@@ -129,17 +129,35 @@ func (e *Env) IP(args ...string) error { return netns.IPIn(e.Name, args...) }
 // left it. With ingress set, the program sees the frame come in on that
 // interface (else on the kernel's default, the loopback device).
 func (e *Env) Run(prog *ebpf.Program, frame []byte, ingress *net.Interface) (uint32, []byte, error) {
+	return e.RunSplit(prog, frame, ingress, 0)
+}
+
+// RunSplit is Run with the frame in several buffers, as XDP multi-buffer
+// hands it to an xdp.frags program: the first linear bytes in one, the
+// rest in page-sized ones. With linear 0, or for a single-buffer
+// program, the kernel puts as much as a page holds (3520 bytes with 4
+// KiB pages) in the first buffer. A frame longer than that is refused for
+// a single-buffer program.
+func (e *Env) RunSplit(prog *ebpf.Program, frame []byte, ingress *net.Interface, linear int) (uint32, []byte, error) {
 	var (
 		ret uint32
 		out = make([]byte, len(frame)+256)
 		err error
 	)
+	if linear <= 0 {
+		linear = len(frame)
+	}
 	e.Do(func() {
 		opts := &ebpf.RunOptions{Data: frame, DataOut: out}
-		if ingress != nil {
+		if ingress != nil || linear != len(frame) {
 			// struct xdp_md: data, data_end, data_meta, ingress_ifindex,
-			// rx_queue_index, egress_ifindex
-			opts.Context = [6]uint32{1: uint32(len(frame)), 3: uint32(ingress.Index)}
+			// rx_queue_index, egress_ifindex; a data_end beyond what the
+			// first buffer holds means "as much as it holds"
+			ctx := [6]uint32{1: uint32(linear)}
+			if ingress != nil {
+				ctx[3] = uint32(ingress.Index)
+			}
+			opts.Context = ctx
 		}
 		ret, err = prog.Run(opts)
 		out = opts.DataOut
