@@ -89,18 +89,8 @@ func (e *Env) LBMAC() net.HardwareAddr { return e.lbMAC }
 
 // SetMTU sets the MTU of every lab link, for frames above 1518 bytes.
 func (e *Env) SetMTU(mtu int) error {
-	t := e.Topo
-	links := [][2]string{{t.Client(), "c0"}}
-	for _, ifname := range t.LBInterfaces() {
-		links = append(links, [2]string{t.LB(), ifname})
-	}
-	for i := 1; i <= t.Reals; i++ {
-		links = append(links, [2]string{t.Real(i), "r0"})
-	}
-	for _, l := range links {
-		if err := netns.IPIn(l[0], "link", "set", l[1], "mtu", fmt.Sprint(mtu)); err != nil {
-			return fmt.Errorf("MTU %d for frames of %d bytes (veth with XDP takes frames up to about 3.5 KB): %w", mtu, mtu+14+traffic.FCS, err)
-		}
+	if err := e.Topo.SetMTU(mtu); err != nil {
+		return fmt.Errorf("frames of %d bytes: %w", mtu+14+traffic.FCS, err)
 	}
 	return nil
 }

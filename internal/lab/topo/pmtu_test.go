@@ -48,6 +48,11 @@ func httpDo(ctx context.Context, method, addr, path string, body io.Reader, size
 		return nil, err
 	}
 	defer conn.Close()
+	return httpOn(ctx, conn, method, addr, path, body, size)
+}
+
+// httpOn is httpDo on a connection the caller made (and closes).
+func httpOn(ctx context.Context, conn net.Conn, method, addr, path string, body io.Reader, size int64) ([]byte, error) {
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
 	if err != nil {

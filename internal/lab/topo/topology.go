@@ -231,6 +231,32 @@ func (t Topology) bridge() error {
 	return nil
 }
 
+// SetMTU sets the MTU of every link of the lab, at both ends: the
+// client's, the balancer's, the reals' (and a bridged lab's switch
+// ports). A veth whose peer has a single-buffer XDP program refuses an
+// MTU above one page's worth.
+func (t Topology) SetMTU(mtu int) error {
+	links := [][2]string{{t.Client(), "c0"}}
+	for _, ifname := range t.LBInterfaces() {
+		links = append(links, [2]string{t.LB(), ifname})
+	}
+	for i := 1; i <= t.Reals; i++ {
+		links = append(links, [2]string{t.Real(i), "r0"})
+		if t.Bridge {
+			links = append(links, [2]string{t.Switch(), fmt.Sprintf("s%d", i)})
+		}
+	}
+	if t.Bridge {
+		links = append(links, [2]string{t.Switch(), "s0"})
+	}
+	for _, l := range links {
+		if err := netns.IPIn(l[0], "link", "set", l[1], "mtu", strconv.Itoa(mtu)); err != nil {
+			return fmt.Errorf("MTU %d on %s in %s: %w", mtu, l[1], l[0], err)
+		}
+	}
+	return nil
+}
+
 // Down removes every namespace of the lab (and so its links); it reports
 // only namespaces that exist and could not be removed.
 func (t Topology) Down() error {
