@@ -6,18 +6,65 @@
  * TTL/hop limit, MAC rewrite, redirect through a devmap. No state, no
  * rewriting of addresses: every figure of a balancer is a fraction of
  * this one.
+ *
+ * One addition, which any XDP forwarder on veth needs: a TCP/UDP segment
+ * a sender on the same host handed over with a partial checksum
+ * (CHECKSUM_PARTIAL, see lib/nat.h) gets its checksum completed, as xlb
+ * does; else the receiver drops it, and the kernel TCP of the lab's
+ * clients and servers never gets through. Frames of several buffers
+ * (jumbo frames) are forwarded whole (lib/frags.h).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <stdbool.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+
+#include "../lib/csum_seg.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define AF_INET	 2
 #define AF_INET6 10
+
+/* fwd_complete_csum completes the checksum of the l4_len-byte TCP/UDP
+ * segment at frame offset l4_off when it is partial: the field holds the
+ * folded sum of the pseudo-header, pseudo (lib/nat.h says why that test
+ * is right). Returns 0, or -1 for a segment it cannot sum. */
+static __noinline int fwd_complete_csum(struct xdp_md *ctx, __u32 l4_off,
+					__u32 l4_len, __u32 pseudo, __u8 proto)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u32 field_off = proto == IPPROTO_TCP ? 16 : 6;
+	__u16 *field;
+	__u16 check;
+	int sum;
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
+	field = data + (l4_off & 0xfff) + field_off;
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	if (*field != csum_fold32(pseudo))
+		return 0;
+	*field = 0;
+	sum = l4_segment_sum(ctx, l4_off, l4_len,
+			     l4_off + l4_len > (__u32)(data_end - data));
+	if (sum < 0)
+		return -1;
+	check = ~csum_fold32(pseudo + sum);
+	if (proto == IPPROTO_UDP && check == 0)
+		check = 0xffff;
+	field = data + (l4_off & 0xfff) + field_off;
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	*field = check;
+	return 0;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
@@ -26,13 +73,14 @@ struct {
 	__type(value, __u32);
 } fwd_ports SEC(".maps");
 
-SEC("xdp")
+SEC("xdp.frags")
 int xdp_fwd(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct bpf_fib_lookup fib = {};
+	__u32 l4_off, l4_len, pseudo;
 	int rc;
 
 	if ((void *)(eth + 1) > data_end)
@@ -59,6 +107,11 @@ int xdp_fwd(struct xdp_md *ctx)
 		sum = ip->check + bpf_htons(0x0100);
 		ip->check = sum + (sum >= 0xffff);
 		ip->ttl--;
+		l4_off = sizeof(*eth) + ip->ihl * 4;
+		/* not fib.tot_len: the lookup wrote the MTU over it */
+		l4_len = bpf_ntohs(ip->tot_len) - ip->ihl * 4;
+		pseudo = csum_add_word32(0, ip->saddr);
+		pseudo = csum_add_word32(pseudo, ip->daddr);
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
@@ -77,9 +130,26 @@ int xdp_fwd(struct xdp_md *ctx)
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS)
 			return XDP_PASS;
 		ip6->hop_limit--;
+		l4_off = sizeof(*eth) + sizeof(*ip6);
+		l4_len = bpf_ntohs(ip6->payload_len);
+		pseudo = 0;
+		for (int i = 0; i < 4; i++) {
+			pseudo = csum_add_word32(pseudo,
+						 ip6->saddr.in6_u.u6_addr32[i]);
+			pseudo = csum_add_word32(pseudo,
+						 ip6->daddr.in6_u.u6_addr32[i]);
+		}
 	} else {
 		return XDP_PASS;
 	}
+	pseudo += bpf_htons(fib.l4_protocol) + bpf_htons(l4_len);
+	if (fwd_complete_csum(ctx, l4_off, l4_len, pseudo, fib.l4_protocol))
+		return XDP_DROP;
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
 	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
 	return bpf_redirect_map(&fwd_ports, fib.ifindex, XDP_PASS);

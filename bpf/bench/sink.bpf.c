@@ -4,7 +4,8 @@
  * Traffic sink of the bench lab: attached to every receiving interface,
  * it counts the generator's frames (those whose payload starts with the
  * bench magic) and drops everything it counts. Other frames (ARP,
- * neighbour discovery) pass to the kernel and are counted apart.
+ * neighbour discovery) pass to the kernel and are counted apart. The
+ * headers are read from a frame's first buffer.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -15,6 +16,8 @@
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+
+#include "../lib/frags.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -71,7 +74,8 @@ static __always_inline void *payload(void *data, void *data_end)
 	return NULL;
 }
 
-SEC("xdp")
+/* xdp.frags: jumbo frames arrive in several buffers (lib/frags.h) */
+SEC("xdp.frags")
 int xdp_sink(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
@@ -88,6 +92,6 @@ int xdp_sink(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 	c->packets++;
-	c->bytes += data_end - data;
+	c->bytes += xlb_frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
 	return XDP_DROP;
 }

@@ -8,6 +8,8 @@
 #ifndef XLB_CSUM_SEG_H
 #define XLB_CSUM_SEG_H
 
+#include <stdbool.h>
+
 #include "consts.h"
 #include "csum.h"
 #include "frags.h"
@@ -122,10 +124,11 @@ __noinline int xlb_csum_loaded(struct xdp_md *ctx, __u32 off, __u32 len)
 		off += XLB_CSUM_LOAD;
 		len -= XLB_CSUM_LOAD;
 	}
-	n = len & (XLB_CSUM_LOAD - 1);
-	if (n != len)
+	if (len >= XLB_CSUM_LOAD)
 		return -1;
-	if (n) {
+	if (len) {
+		/* len itself, in a form the verifier knows is 1 to 512 */
+		n = ((len - 1) & (XLB_CSUM_LOAD - 1)) + 1;
 		if (bpf_xdp_load_bytes(ctx, off, buf->bytes, n))
 			return -1;
 		*(__u32 *)&buf->bytes[n] = 0;

@@ -67,3 +67,18 @@ func prepare(spec *ebpf.CollectionSpec, frags bool) (bool, error) {
 	}
 	return true, nil
 }
+
+// LoadAndAssign loads the object that load (a bpf2go loader) returns into
+// objs, prepared for this kernel as Prepare does, and reports whether its
+// programs carry frames of several buffers.
+func LoadAndAssign(load func() (*ebpf.CollectionSpec, error), objs any) (bool, error) {
+	spec, err := load()
+	if err != nil {
+		return false, err
+	}
+	frags, err := Prepare(spec)
+	if err != nil {
+		return false, err
+	}
+	return frags, spec.LoadAndAssign(objs, nil)
+}

@@ -134,7 +134,8 @@ func (e *Env) Run(prog *ebpf.Program, frame []byte, ingress *net.Interface) (uin
 
 // RunSplit is Run with the frame in several buffers, as XDP multi-buffer
 // hands it to an xdp.frags program: the first linear bytes in one, the
-// rest in page-sized ones. With linear 0, or for a single-buffer
+// rest in page-sized ones. With linear 0 (or the frame's length or
+// more), or for a single-buffer
 // program, the kernel puts as much as a page holds (3520 bytes with 4
 // KiB pages) in the first buffer. A frame longer than that is refused for
 // a single-buffer program.
@@ -144,7 +145,7 @@ func (e *Env) RunSplit(prog *ebpf.Program, frame []byte, ingress *net.Interface,
 		out = make([]byte, len(frame)+256)
 		err error
 	)
-	if linear <= 0 {
+	if linear <= 0 || linear > len(frame) {
 		linear = len(frame)
 	}
 	e.Do(func() {

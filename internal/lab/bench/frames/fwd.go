@@ -12,6 +12,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
 // NewFwdDUT returns the xdp-fwd DUT: the bare XDP forwarder
@@ -48,7 +49,7 @@ func (f *fwdDUT) Alive(context.Context, *bench.Env) error {
 }
 
 func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
-	if err := loadFwdObjects(&f.objs, nil); err != nil {
+	if _, err := xdpfrags.LoadAndAssign(loadFwd, &f.objs); err != nil {
 		return fmt.Errorf("load xdp-fwd: %w", err)
 	}
 	return netns.Run(e.Topo.LB(), func() error {

@@ -8,16 +8,26 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"structs"
 
 	"github.com/cilium/ebpf"
 )
+
+type fwdCsumScratch struct {
+	_     structs.HostLayout
+	Sum   uint64
+	Bytes [516]uint8
+	_     [4]byte
+}
 
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	fwdMapFwdPorts = "fwd_ports"
-	fwdProgXdpFwd  = "xdp_fwd"
+	fwdMapCsumScratch = "csum_scratch"
+	fwdMapFwdPorts    = "fwd_ports"
+	fwdProgXdpFwd     = "xdp_fwd"
+	fwdVarXlbFrags    = "xlb_frags"
 )
 
 // loadFwd returns the embedded CollectionSpec for fwd.
@@ -69,13 +79,15 @@ type fwdProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fwdMapSpecs struct {
-	FwdPorts *ebpf.MapSpec `ebpf:"fwd_ports"`
+	CsumScratch *ebpf.MapSpec `ebpf:"csum_scratch"`
+	FwdPorts    *ebpf.MapSpec `ebpf:"fwd_ports"`
 }
 
 // fwdVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fwdVariableSpecs struct {
+	XlbFrags *ebpf.VariableSpec `ebpf:"xlb_frags"`
 }
 
 // fwdObjects contains all objects after they have been loaded into the kernel.
@@ -98,11 +110,13 @@ func (o *fwdObjects) Close() error {
 //
 // It can be passed to loadFwdObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fwdMaps struct {
-	FwdPorts *ebpf.Map `ebpf:"fwd_ports"`
+	CsumScratch *ebpf.Map `ebpf:"csum_scratch"`
+	FwdPorts    *ebpf.Map `ebpf:"fwd_ports"`
 }
 
 func (m *fwdMaps) Close() error {
 	return _FwdClose(
+		m.CsumScratch,
 		m.FwdPorts,
 	)
 }
@@ -111,6 +125,7 @@ func (m *fwdMaps) Close() error {
 //
 // It can be passed to loadFwdObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fwdVariables struct {
+	XlbFrags *ebpf.Variable `ebpf:"xlb_frags"`
 }
 
 // fwdPrograms contains all programs after they have been loaded into the kernel.

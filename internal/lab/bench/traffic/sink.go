@@ -9,6 +9,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
 // Sink counts the generator's frames where they arrive: one XDP program
@@ -28,7 +29,7 @@ type SinkCount struct {
 // NewSink loads the sink program.
 func NewSink() (*Sink, error) {
 	s := &Sink{}
-	if err := loadSinkObjects(&s.objs, nil); err != nil {
+	if _, err := xdpfrags.LoadAndAssign(loadSink, &s.objs); err != nil {
 		return nil, fmt.Errorf("load sink: %w", err)
 	}
 	return s, nil

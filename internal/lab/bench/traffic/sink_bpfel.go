@@ -26,6 +26,7 @@ type sinkSinkCounters struct {
 const (
 	sinkMapSinkStats = "sink_stats"
 	sinkProgXdpSink  = "xdp_sink"
+	sinkVarXlbFrags  = "xlb_frags"
 )
 
 // loadSink returns the embedded CollectionSpec for sink.
@@ -84,6 +85,7 @@ type sinkMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type sinkVariableSpecs struct {
+	XlbFrags *ebpf.VariableSpec `ebpf:"xlb_frags"`
 }
 
 // sinkObjects contains all objects after they have been loaded into the kernel.
@@ -119,6 +121,7 @@ func (m *sinkMaps) Close() error {
 //
 // It can be passed to loadSinkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type sinkVariables struct {
+	XlbFrags *ebpf.Variable `ebpf:"xlb_frags"`
 }
 
 // sinkPrograms contains all programs after they have been loaded into the kernel.
