@@ -100,7 +100,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, http with haproxy)")
+	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, throughput xlb,xdp-fwd,nft,direct, http with haproxy)")
 	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s; cc the keepalive interval)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")

@@ -54,6 +54,16 @@ type DropCounter interface {
 	Drops(ctx context.Context) (map[string]uint64, error)
 }
 
+// ModeSwitcher is a DUT attached with XDP, which the throughput
+// scenario runs in each XDP mode, as the Arion report does.
+type ModeSwitcher interface {
+	// SetMode attaches the DUT anew in mode (one of XDPModes).
+	SetMode(ctx context.Context, e *Env, mode string) error
+}
+
+// XDPModes are the XDP attach modes, native (the default) first.
+var XDPModes = []string{"native", "generic"}
+
 // DUTNames are the DUTs --dut accepts, in their default order.
 var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
 
@@ -106,7 +116,18 @@ func VIPTarget(e *Env, v6, _ bool) netip.Addr {
 // TCP and UDP, on the VIP and the IPv6 VIP over every real.
 type xlbDUT struct {
 	shape XLBShape
+	mode  string // XDP mode; "" is the daemon's default, native
 	d     *topo.Daemon
+}
+
+// SetMode implements ModeSwitcher: the daemon is restarted with
+// xdp_mode set (its connections are lost).
+func (x *xlbDUT) SetMode(ctx context.Context, e *Env, mode string) error {
+	if err := x.Teardown(e); err != nil {
+		return err
+	}
+	x.mode = mode
+	return x.Setup(ctx, e)
 }
 
 func (*xlbDUT) Name() string                               { return "xlb" }
@@ -138,6 +159,9 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 		cmp.Or(x.shape.Timeouts, "{tcp: 60, tcp_fin: 2, udp: 60}"))
 	if x.shape.ConnTable > 0 {
 		fmt.Fprintf(&b, "conn_table: {ipv4: %d}\n", x.shape.ConnTable)
+	}
+	if x.mode != "" {
+		fmt.Fprintf(&b, "xdp_mode: %s\n", x.mode)
 	}
 	b.WriteString("services:\n")
 	for _, v6 := range []bool{false, true} {

@@ -95,6 +95,26 @@ func (e *Env) SetMTU(mtu int) error {
 	return nil
 }
 
+// SenderOffloads turns TSO and GSO on or off on the veths of the lab's
+// kernel senders, the client's c0 and every real's r0 (on is Linux's
+// default). In generic mode the operator guide asks for off: an XDP
+// program in generic mode sees a same-host sender's GSO super-packets,
+// which no egress MTU takes.
+func (e *Env) SenderOffloads(on bool) error {
+	state := map[bool]string{true: "on", false: "off"}[on]
+	t := e.Topo
+	links := [][2]string{{t.Client(), "c0"}}
+	for i := 1; i <= t.Reals; i++ {
+		links = append(links, [2]string{t.Real(i), "r0"})
+	}
+	for _, l := range links {
+		if _, err := e.RunIn(l[0], "ethtool", "-K", l[1], "tso", state, "gso", state); err != nil {
+			return fmt.Errorf("TSO and GSO %s on %s in %s: %w", state, l[1], l[0], err)
+		}
+	}
+	return nil
+}
+
 // RingDrops returns the frames veth could not queue for XDP: into the
 // DUT (the client's sends the balancer's ring had no room for) and out
 // of it (the balancer's redirects the reals' rings had no room for).

@@ -25,22 +25,28 @@ import (
 
 // AppResult is one application measurement through one DUT.
 type AppResult struct {
-	Scenario    string    `json:"scenario"` // latency, redis, http, throughput
-	Test        string    `json:"test"`     // e.g. "TCP_RR", "redis GET -d 1400 -P 50", "iperf3 MTU 1500"
-	DUT         string    `json:"dut"`
-	Rate        float64   `json:"rate"` // in Unit
-	Unit        string    `json:"unit"` // "trans/s", "req/s", "Mbps"
-	MeanUs      float64   `json:"mean_us,omitempty"`
-	P50Us       float64   `json:"p50_us,omitempty"`
-	P90Us       float64   `json:"p90_us,omitempty"`
-	P95Us       float64   `json:"p95_us,omitempty"` // redis-benchmark gives p95, not p90
-	P99Us       float64   `json:"p99_us,omitempty"`
-	MaxUs       float64   `json:"max_us,omitempty"`
-	Retransmits uint64    `json:"retransmits,omitempty"`
-	Errors      uint64    `json:"errors,omitempty"`
-	CDFUs       []float64 `json:"cdf_us,omitempty"` // latency at percentiles 0,1,...,100 (101 values)
-	Command     string    `json:"command"`          // the client command line, or what the Go client does
-	Note        string    `json:"note,omitempty"`   // e.g. why a test could not run here
+	Scenario    string  `json:"scenario"` // latency, redis, http, throughput
+	Test        string  `json:"test"`     // e.g. "TCP_RR", "redis GET -d 1400 -P 50", "iperf3 MTU 1500"
+	DUT         string  `json:"dut"`
+	Mode        string  `json:"mode,omitempty"`    // the DUT's XDP mode, native or generic (throughput)
+	Streams     int     `json:"streams,omitempty"` // TCP connections at once (throughput)
+	MTU         int     `json:"mtu,omitempty"`     // of every lab link (throughput)
+	Rate        float64 `json:"rate"`              // in Unit
+	Unit        string  `json:"unit"`              // "trans/s", "req/s", "Mbps"
+	MeanUs      float64 `json:"mean_us,omitempty"`
+	P50Us       float64 `json:"p50_us,omitempty"`
+	P90Us       float64 `json:"p90_us,omitempty"`
+	P95Us       float64 `json:"p95_us,omitempty"` // redis-benchmark gives p95, not p90
+	P99Us       float64 `json:"p99_us,omitempty"`
+	MaxUs       float64 `json:"max_us,omitempty"`
+	Retransmits uint64  `json:"retransmits,omitempty"`
+	// RetransmitsPerSec is Retransmits over the test's time, as the
+	// Arion report gives them
+	RetransmitsPerSec float64   `json:"retransmits_per_s,omitempty"`
+	Errors            uint64    `json:"errors,omitempty"`
+	CDFUs             []float64 `json:"cdf_us,omitempty"` // latency at percentiles 0,1,...,100 (101 values)
+	Command           string    `json:"command"`          // the client command line, or what the Go client does
+	Note              string    `json:"note,omitempty"`   // e.g. why a test could not run here
 }
 
 // AppOptions are the app scenarios' parameters.

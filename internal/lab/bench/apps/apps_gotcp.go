@@ -29,6 +29,12 @@ const maxRRSamples = 2_000_000
 // clients, so that a lost packet ends a test instead of hanging it.
 const sockTimeout = 3 * time.Second
 
+// streamTimeout bounds each blocking write of a TCP_STREAM connection
+// and its wait for the server's close: among many connections that fill
+// the lab's rings, one may back off for seconds after losses, and wait
+// behind the others' queued bytes.
+const streamTimeout = 30 * time.Second
+
 // goServerMode is what a Go server does with a connection.
 type goServerMode int
 
@@ -312,44 +318,91 @@ func cmpOr(a, b error) error {
 // streamStats is what a TCP_STREAM client measured.
 type streamStats struct {
 	bytes       uint64
-	elapsed     time.Duration // from the first write until the server closed
-	retransmits uint64        // TCP_INFO total_retrans of the connection
+	elapsed     time.Duration // from the first write until the last server closed
+	retransmits uint64        // TCP_INFO total_retrans, summed over the connections
 }
 
-// runStream sends as fast as it can over one connection from namespace
-// ns to dst for d, in 128 KiB writes like iperf3, then half-closes and
-// waits for the server to close: every byte counted has arrived.
-func runStream(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration) (streamStats, error) {
+// runStreams sends as fast as it can over n connections at once from
+// namespace ns to dst for d, in 128 KiB writes like iperf3, then
+// half-closes each and waits for its server to close: every byte counted
+// has arrived. The connections are opened first, then all send.
+func runStreams(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, n int) (streamStats, error) {
 	var st streamStats
+	fds := make([]int, 0, n)
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
 	err := netns.Run(ns, func() error {
-		fd, err := dialTCP4(dst)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		buf := make([]byte, 128<<10)
-		start := time.Now()
-		end := start.Add(d)
-		for i := 0; time.Now().Before(end); i++ {
-			if i&63 == 0 && ctx.Err() != nil {
-				return ctx.Err()
+		for len(fds) < n {
+			fd, err := dialTCP4(dst)
+			if err != nil {
+				return fmt.Errorf("connection %d of %d: %w", len(fds)+1, n, err)
 			}
-			if err := writeAll(fd, buf); err != nil {
-				return fmt.Errorf("TCP_STREAM to %s after %d bytes: %w", dst, st.bytes, err)
+			fds = append(fds, fd)
+			tv := unix.NsecToTimeval(streamTimeout.Nanoseconds())
+			for _, o := range []int{unix.SO_SNDTIMEO, unix.SO_RCVTIMEO} {
+				if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, o, &tv); err != nil {
+					return fmt.Errorf("socket timeout: %w", err)
+				}
 			}
-			st.bytes += uint64(len(buf))
-		}
-		if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
-			return fmt.Errorf("TCP_STREAM to %s: shutdown: %w", dst, err)
-		}
-		if err := readFull(fd, make([]byte, 1)); err != errEOF {
-			return fmt.Errorf("TCP_STREAM to %s: waiting for the server to close: %v", dst, err)
-		}
-		st.elapsed = time.Since(start)
-		if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
-			st.retransmits = uint64(info.Total_retrans)
 		}
 		return nil
 	})
-	return st, err
+	if err != nil {
+		return st, err
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		start = time.Now()
+		end   = start.Add(d)
+	)
+	for _, fd := range fds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sent, retrans, err := stream(ctx, fd, end)
+			mu.Lock()
+			defer mu.Unlock()
+			st.bytes += sent
+			st.retransmits += retrans
+			if err != nil {
+				errs = append(errs, fmt.Errorf("TCP_STREAM to %s after %d bytes: %w", dst, sent, err))
+			}
+		}()
+	}
+	wg.Wait()
+	st.elapsed = time.Since(start)
+	return st, errors.Join(errs...)
+}
+
+// stream sends over fd until end, then half-closes and waits for the
+// server to close; it returns the bytes sent and the connection's
+// retransmissions.
+func stream(ctx context.Context, fd int, end time.Time) (sent, retransmits uint64, err error) {
+	runtime.LockOSThread() // blocking writes: a thread each
+	defer runtime.UnlockOSThread()
+	buf := make([]byte, 128<<10)
+	for i := 0; time.Now().Before(end); i++ {
+		if i&63 == 0 && ctx.Err() != nil {
+			return sent, 0, ctx.Err()
+		}
+		if err := writeAll(fd, buf); err != nil {
+			return sent, 0, err
+		}
+		sent += uint64(len(buf))
+	}
+	if err := unix.Shutdown(fd, unix.SHUT_WR); err != nil {
+		return sent, 0, fmt.Errorf("shutdown: %w", err)
+	}
+	if err := readFull(fd, make([]byte, 1)); err != errEOF {
+		return sent, 0, fmt.Errorf("waiting for the server to close: %v", err)
+	}
+	if info, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+		retransmits = uint64(info.Total_retrans)
+	}
+	return sent, retransmits, nil
 }

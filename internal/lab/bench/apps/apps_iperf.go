@@ -28,8 +28,17 @@ const (
 	iperfGrace    = 4 * time.Second
 )
 
-// throughput runs, at each MTU, a single TCP stream twice: the Go
-// TCP_STREAM (one connection, so through any balancer) and iperf3.
+// streamCounts are the TCP_STREAM runs of the throughput scenario: one
+// connection, as the Arion report's netperf TCP_STREAM table, and 150 at
+// once, as its 150 concurrent iperf tests.
+var streamCounts = []int{1, 150}
+
+// throughput runs the Arion report's TCP_STREAM table: at each MTU, in
+// each XDP mode of a DUT attached with XDP (xlb, xdp-fwd: native, then
+// generic; the others have none), the Go TCP_STREAM client (netperf's
+// TCP_STREAM) over each of streamCounts connections, then one iperf3
+// stream. In generic mode the senders' veths have TSO and GSO off, as the
+// operator guide asks.
 func (r *appRun) throughput() (res []AppResult, err error) {
 	if err := r.startServers(appPortIperf, "iperf3", "-s", "-p", strconv.Itoa(appPortIperf)); err != nil {
 		return nil, err
@@ -39,52 +48,114 @@ func (r *appRun) throughput() (res []AppResult, err error) {
 		return nil, err
 	}
 	defer srv.Close()
+	modes := []string{""}
+	ms, switches := r.dut.(bench.ModeSwitcher)
+	if switches {
+		modes = bench.XDPModes
+	}
 	for _, mtu := range appMTUs {
-		stream, iperf := fmt.Sprintf("TCP_STREAM MTU %d", mtu), fmt.Sprintf("iperf3 MTU %d", mtu)
 		if mtu != 1500 {
 			if err := r.setMTU(mtu); err != nil {
-				r.progress("MTU %d: %v", mtu, err)
-				note := fmt.Sprintf("MTU %d could not be set: %v", mtu, err)
-				if m, err := maxMTU(r.e, r.e.Topo.Client(), "c0"); err == nil && m < mtu {
-					note += fmt.Sprintf(" (the most c0 takes now is %d: its peer l0 has an XDP program without frags support)", m)
-				}
-				res = append(res, AppResult{Test: stream, Unit: "Mbps", Note: note, Command: "Go TCP_STREAM client (not run)"},
-					AppResult{Test: iperf, Unit: "Mbps", Note: note, Command: "iperf3 (not run)"})
+				res = append(res, r.mtuRefused(mtu, modes, err)...)
 				if err := r.setMTU(1500); err != nil {
 					return res, fmt.Errorf("restore MTU 1500: %w", err)
 				}
 				continue
 			}
 		}
-		a, err := r.goStream(stream)
-		if err == nil {
-			res = append(res, a)
-			a, err = r.iperf3(iperf)
-			res = append(res, a)
+		for _, mode := range modes {
+			if switches {
+				r.progress("MTU %d, %s mode", mtu, mode)
+				if err := ms.SetMode(r.ctx, r.e, mode); err != nil {
+					return res, fmt.Errorf("%s in %s mode: %w", r.dut.Name(), mode, err)
+				}
+			}
+			a, err := r.modeStreams(mtu, mode)
+			res = append(res, a...)
+			if err != nil {
+				return res, err
+			}
+		}
+		if switches {
+			if err := ms.SetMode(r.ctx, r.e, bench.XDPModes[0]); err != nil {
+				return res, err
+			}
 		}
 		if mtu != 1500 {
-			err = errors.Join(err, r.setMTU(1500))
-		}
-		if err != nil {
-			return res, err
+			if err := r.setMTU(1500); err != nil {
+				return res, err
+			}
 		}
 	}
 	srv.Close()
 	return res, r.stopAll()
 }
 
-// goStream runs the Go TCP_STREAM client against the sink servers.
-func (r *appRun) goStream(test string) (AppResult, error) {
+// modeStreams runs the streams of one MTU and mode: TCP_STREAM over each
+// of streamCounts connections, then iperf3.
+func (r *appRun) modeStreams(mtu int, mode string) (res []AppResult, err error) {
+	if mode == "generic" {
+		if err := r.e.SenderOffloads(false); err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, r.e.SenderOffloads(true)) }()
+	}
+	for _, n := range streamCounts {
+		a, err := r.goStreams(streamTest(mtu, n), n)
+		if err != nil {
+			return res, err
+		}
+		a.Mode, a.Streams, a.MTU = mode, n, mtu
+		res = append(res, a)
+	}
+	a, err := r.iperf3(fmt.Sprintf("iperf3 MTU %d", mtu))
+	a.Mode, a.Streams, a.MTU = mode, 1, mtu
+	return append(res, a), err
+}
+
+// streamTest names the TCP_STREAM test of n connections at an MTU.
+func streamTest(mtu, n int) string {
+	if n == 1 {
+		return fmt.Sprintf("TCP_STREAM MTU %d", mtu)
+	}
+	return fmt.Sprintf("TCP_STREAM MTU %d, %d streams", mtu, n)
+}
+
+// mtuRefused is the results of an MTU the lab could not set: every test
+// of every mode, with why.
+func (r *appRun) mtuRefused(mtu int, modes []string, err error) []AppResult {
+	r.progress("MTU %d: %v", mtu, err)
+	note := fmt.Sprintf("MTU %d could not be set: %v", mtu, err)
+	if m, err := maxMTU(r.e, r.e.Topo.Client(), "c0"); err == nil && m < mtu {
+		note += fmt.Sprintf(" (the most c0 takes now is %d: its peer l0 has an XDP program without frags support)", m)
+	}
+	var res []AppResult
+	for _, mode := range modes {
+		for _, n := range streamCounts {
+			res = append(res, AppResult{Test: streamTest(mtu, n), Unit: "Mbps", Mode: mode, Streams: n, MTU: mtu, Note: note,
+				Command: "Go TCP_STREAM client (not run)"})
+		}
+		res = append(res, AppResult{Test: fmt.Sprintf("iperf3 MTU %d", mtu), Unit: "Mbps", Mode: mode, Streams: 1, MTU: mtu,
+			Note: note, Command: "iperf3 (not run)"})
+	}
+	return res
+}
+
+// goStreams runs the Go TCP_STREAM client over n connections against the
+// sink servers.
+func (r *appRun) goStreams(test string, n int) (AppResult, error) {
 	dst := netip.AddrPortFrom(r.target, appPortRR)
 	r.progress("%s to %s for %v", test, dst, r.o.Duration)
-	st, err := runStream(r.ctx, r.e.Topo.Client(), dst, r.o.Duration)
+	st, err := runStreams(r.ctx, r.e.Topo.Client(), dst, r.o.Duration, n)
 	if err != nil {
 		return AppResult{}, err
 	}
 	a := AppResult{Test: test, Unit: "Mbps", Retransmits: st.retransmits,
-		Command: fmt.Sprintf("Go TCP_STREAM client to %s for %v: one connection, 128 KiB blocking writes, then waits for the server's close", dst, r.o.Duration)}
+		Command: fmt.Sprintf("Go TCP_STREAM client to %s for %v: %d connection(s) at once, 128 KiB blocking writes, then "+
+			"each waits for its server's close", dst, r.o.Duration, n)}
 	if st.elapsed > 0 {
 		a.Rate = float64(st.bytes) * 8 / st.elapsed.Seconds() / 1e6
+		a.RetransmitsPerSec = float64(st.retransmits) / st.elapsed.Seconds()
 	}
 	r.progress("%s: %.0f Mbps, %d retransmits", test, a.Rate, a.Retransmits)
 	return a, nil
@@ -110,6 +181,7 @@ func (r *appRun) iperf3(test string) (AppResult, error) {
 		a, perr := parseIperf3(out)
 		if perr == nil && err == nil {
 			a.Test, a.Command = test, commandLine("iperf3", args)
+			a.RetransmitsPerSec = float64(a.Retransmits) / float64(r.seconds())
 			r.progress("%s: %.0f Mbps, %d retransmits", test, a.Rate, a.Retransmits)
 			return a, nil
 		}

@@ -42,7 +42,8 @@ func appColumns(scenario string) []appColumn {
 		return []appColumn{rate("req/s"), mean, p50, p90, p99, maxUs,
 			{"errors", func(a AppResult) float64 { return float64(a.Errors) }, "%.0f", false}}
 	}
-	return []appColumn{rate("Mbps"), {"retransmits", func(a AppResult) float64 { return float64(a.Retransmits) }, "%.0f", false}}
+	return []appColumn{rate("Mbps"), {"retransmits", func(a AppResult) float64 { return float64(a.Retransmits) }, "%.0f", false},
+		{"retrans/s", func(a AppResult) float64 { return a.RetransmitsPerSec }, "%.2f", false}}
 }
 
 // appTitles head each scenario's table.
@@ -50,7 +51,7 @@ var appTitles = map[string]string{
 	"latency":    "Latency: one transaction at a time (TCP_RR, TCP_CRR, sockperf ping-pong round trips)",
 	"redis":      fmt.Sprintf("Redis: redis-benchmark SET and GET, %d connections", redisClients),
 	"http":       fmt.Sprintf("HTTP: wrk against nginx, 1 thread, %d keep-alive connections", wrkConnections),
-	"throughput": "Throughput: one TCP stream",
+	"throughput": "Throughput: TCP_STREAM and iperf3, every configuration",
 }
 
 // appOrder lists the tests and the DUTs of results in order of
@@ -60,8 +61,8 @@ func appOrder(results []AppResult) (tests, duts []string) {
 		if !slices.Contains(tests, a.Test) {
 			tests = append(tests, a.Test)
 		}
-		if !slices.Contains(duts, a.DUT) {
-			duts = append(duts, a.DUT)
+		if !slices.Contains(duts, a.Config()) {
+			duts = append(duts, a.Config())
 		}
 	}
 	if i := slices.Index(duts, "direct"); i > 0 {
@@ -70,10 +71,19 @@ func appOrder(results []AppResult) (tests, duts []string) {
 	return tests, duts
 }
 
-// findApp is the result of test through dut.
+// Config names the DUT of a result with its XDP mode, if it has one:
+// "xlb generic", as the Arion report names its configurations.
+func (a AppResult) Config() string {
+	if a.Mode != "" {
+		return a.DUT + " " + a.Mode
+	}
+	return a.DUT
+}
+
+// findApp is the result of test through dut (a Config).
 func findApp(results []AppResult, test, dut string) (AppResult, bool) {
 	for _, a := range results {
-		if a.Test == test && a.DUT == dut {
+		if a.Test == test && a.Config() == dut {
 			return a, true
 		}
 	}
@@ -90,6 +100,9 @@ func WriteAppTables(w io.Writer, scenario string, results []AppResult) error {
 		return fmt.Errorf("app scenario %q: want one of %s", scenario, strings.Join(AppScenarios, ", "))
 	}
 	var b strings.Builder
+	if scenario == "throughput" {
+		writeArionTable(&b, results)
+	}
 	cols := appColumns(scenario)
 	fmt.Fprintf(&b, "## %s\n\n| test | DUT |", title)
 	align := "|---|---|"
@@ -231,4 +244,40 @@ func savePlot(p *plot.Plot, dir, name string) error {
 		}
 	}
 	return nil
+}
+
+// writeArionTable writes the Arion report's TCP_STREAM table: a row per
+// configuration, MTU and stream count, direct first, throughput as a
+// difference from direct's at the same MTU and streams, and
+// retransmissions per second.
+func writeArionTable(b *strings.Builder, results []AppResult) {
+	var rows []AppResult
+	for _, a := range results {
+		if strings.HasPrefix(a.Test, "TCP_STREAM") && a.Note == "" {
+			rows = append(rows, a)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	_, configs := appOrder(rows)
+	b.WriteString("## TCP_STREAM (the Arion report's table)\n\n")
+	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s |\n")
+	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: |\n")
+	tests, _ := appOrder(rows)
+	for _, test := range tests {
+		direct, haveDirect := findApp(rows, test, "direct")
+		for _, c := range configs {
+			a, ok := findApp(rows, test, c)
+			if !ok {
+				continue
+			}
+			diff := "-"
+			if haveDirect && direct.Rate > 0 {
+				diff = fmt.Sprintf("%.1f%%", 100*a.Rate/direct.Rate)
+			}
+			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec)
+		}
+	}
+	b.WriteString("\n")
 }

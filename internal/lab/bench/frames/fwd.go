@@ -25,6 +25,7 @@ func NewFwdDUT() bench.DUT { return &fwdDUT{} }
 type fwdDUT struct {
 	objs  fwdObjects
 	links []link.Link
+	mode  string // XDP mode; "" is native
 }
 
 func (*fwdDUT) Name() string   { return "xdp-fwd" }
@@ -52,6 +53,16 @@ func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
 	if _, err := xdpfrags.LoadAndAssign(loadFwd, &f.objs); err != nil {
 		return fmt.Errorf("load xdp-fwd: %w", err)
 	}
+	return f.attach(e)
+}
+
+// attach attaches the forwarder to every interface of the balancer in
+// f's mode.
+func (f *fwdDUT) attach(e *bench.Env) error {
+	flags := link.XDPDriverMode
+	if f.mode == "generic" {
+		flags = link.XDPGenericMode
+	}
 	return netns.Run(e.Topo.LB(), func() error {
 		for _, name := range e.Topo.LBInterfaces() {
 			ifc, err := net.InterfaceByName(name)
@@ -61,7 +72,7 @@ func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
 			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
 				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
 			}
-			l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: link.XDPDriverMode})
+			l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: flags})
 			if err != nil {
 				return fmt.Errorf("attach xdp-fwd to %s: %w", name, err)
 			}
@@ -69,6 +80,15 @@ func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
 		}
 		return nil
 	})
+}
+
+// SetMode implements bench.ModeSwitcher.
+func (f *fwdDUT) SetMode(_ context.Context, e *bench.Env, mode string) error {
+	for _, l := range f.links {
+		_ = l.Close()
+	}
+	f.links, f.mode = nil, mode
+	return f.attach(e)
 }
 
 func (f *fwdDUT) Teardown(*bench.Env) error {

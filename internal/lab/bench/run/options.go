@@ -21,6 +21,11 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 		if scenario == "redis" {
 			o.DUTs = []string{"xlb", "direct"}
 		}
+		if scenario == "throughput" {
+			// the Arion report's configurations: through the balancer,
+			// the bare XDP forwarder, direct; and the kernel's NAT
+			o.DUTs = []string{"xlb", "xdp-fwd", "nft", "direct"}
+		}
 		if scenario == "cps" {
 			// xlb against the kernel's NAT and against an XDP hop
 			// that does nothing but forward

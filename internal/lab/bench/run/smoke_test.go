@@ -51,7 +51,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 		// before its size (docs/operator-guide.md), which cc measures
 		// and the smoke test does not
 		{"cc", bench.Options{Conns: []int{2000}, OpenRate: 20_000, Keepalive: 3 * time.Second, ConnTable: 8000}, []string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
-		{"throughput", bench.Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |"}, nil},
+		{"throughput", bench.Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |",
+			"## TCP_STREAM (the Arion report's table)", "| xlb generic | 9000 | 150 |", "| xdp-fwd native | 1500 | 1 |"}, nil},
 		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
 		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
 		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
