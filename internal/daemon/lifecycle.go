@@ -44,6 +44,11 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	d.dp = dp
+	if dp.MultiBuffer() {
+		d.log.Info("data path: multi-buffer XDP (xdp.frags), jumbo frames in native mode where the driver carries them")
+	} else {
+		d.log.Info("data path: single-buffer XDP (this kernel has none with frags)", "largest native MTU", datapath.SingleBufferMTU())
+	}
 	for _, t := range dp.ConnTableSizes() {
 		d.log.Info("connection table", "family", t.Family, "connections", t.Conns,
 			"memory", fmt.Sprintf("%.1f MiB", float64(t.Bytes)/(1<<20)))

@@ -44,6 +44,7 @@ var DPVSXLBShape = XLBShape{LocalIPs: 50, Scheduler: "rr", ConnTable: 4 << 20}
 func NewXLBDUT(shape XLBShape) DUT { return &xlbDUT{shape: shape} }
 
 // XLBShapeFor is the xlb DUT a scenario takes: cps the DPVS report's;
+// throughput xlb's default timeouts;
 // cc, and the frame scenarios with more flows than the default table
 // holds, a table for the most connections (TableFor), local IPs enough
 // for them and longer timeouts (cc: xlb's default established timeout,
@@ -56,6 +57,12 @@ func XLBShapeFor(scenario string, o Options) XLBShape {
 	switch most := slices.Max(append([]int{1}, o.Conns...)); {
 	case scenario == "cps":
 		shape = DPVSXLBShape
+	case scenario == "throughput":
+		// xlb's own timeouts (FIN 7 s): a bulk sender's FIN goes out
+		// behind its queued data, whose retransmissions after heavy
+		// loss may come seconds later; the short 2 s would end such a
+		// connection mid-transfer
+		shape.Timeouts = "{profile: xlb}"
 	case scenario == "cc":
 		shape.ConnTable = TableFor(most)
 		shape.LocalIPs = localIPsFor(most, max(o.Reals, 1), possibleCPUs())

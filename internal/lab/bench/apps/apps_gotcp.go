@@ -320,12 +320,16 @@ type streamStats struct {
 	bytes       uint64
 	elapsed     time.Duration // from the first write until the last server closed
 	retransmits uint64        // TCP_INFO total_retrans, summed over the connections
+	failed      int           // connections that did not complete: their bytes are not counted
+	firstErr    error         // why the first of them failed
 }
 
 // runStreams sends as fast as it can over n connections at once from
 // namespace ns to dst for d, in 128 KiB writes like iperf3, then
 // half-closes each and waits for its server to close: every byte counted
-// has arrived. The connections are opened first, then all send.
+// has arrived. The connections are opened first, then all send. A
+// connection that fails (a write or its server's close times out) is
+// counted, not its bytes; the run fails only when none completes.
 func runStreams(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, n int) (streamStats, error) {
 	var st streamStats
 	fds := make([]int, 0, n)
@@ -356,7 +360,6 @@ func runStreams(ctx context.Context, ns string, dst netip.AddrPort, d time.Durat
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		errs  []error
 		start = time.Now()
 		end   = start.Add(d)
 	)
@@ -367,16 +370,23 @@ func runStreams(ctx context.Context, ns string, dst netip.AddrPort, d time.Durat
 			sent, retrans, err := stream(ctx, fd, end)
 			mu.Lock()
 			defer mu.Unlock()
+			if err != nil {
+				st.failed++
+				if st.firstErr == nil {
+					st.firstErr = fmt.Errorf("TCP_STREAM to %s after %d bytes: %w", dst, sent, err)
+				}
+				return
+			}
 			st.bytes += sent
 			st.retransmits += retrans
-			if err != nil {
-				errs = append(errs, fmt.Errorf("TCP_STREAM to %s after %d bytes: %w", dst, sent, err))
-			}
 		}()
 	}
 	wg.Wait()
 	st.elapsed = time.Since(start)
-	return st, errors.Join(errs...)
+	if st.failed == n {
+		return st, st.firstErr
+	}
+	return st, ctx.Err()
 }
 
 // stream sends over fd until end, then half-closes and waits for the

@@ -150,7 +150,7 @@ func (r *appRun) goStreams(test string, n int) (AppResult, error) {
 	if err != nil {
 		return AppResult{}, err
 	}
-	a := AppResult{Test: test, Unit: "Mbps", Retransmits: st.retransmits,
+	a := AppResult{Test: test, Unit: "Mbps", Retransmits: st.retransmits, Errors: uint64(st.failed),
 		Command: fmt.Sprintf("Go TCP_STREAM client to %s for %v: %d connection(s) at once, 128 KiB blocking writes, then "+
 			"each waits for its server's close", dst, r.o.Duration, n)}
 	if st.elapsed > 0 {
@@ -158,6 +158,9 @@ func (r *appRun) goStreams(test string, n int) (AppResult, error) {
 		a.RetransmitsPerSec = float64(st.retransmits) / st.elapsed.Seconds()
 	}
 	r.progress("%s: %.0f Mbps, %d retransmits", test, a.Rate, a.Retransmits)
+	if st.failed > 0 {
+		r.progress("%s: %d of %d connections did not complete (not counted): %v", test, st.failed, n, st.firstErr)
+	}
 	return a, nil
 }
 

@@ -43,7 +43,8 @@ func appColumns(scenario string) []appColumn {
 			{"errors", func(a AppResult) float64 { return float64(a.Errors) }, "%.0f", false}}
 	}
 	return []appColumn{rate("Mbps"), {"retransmits", func(a AppResult) float64 { return float64(a.Retransmits) }, "%.0f", false},
-		{"retrans/s", func(a AppResult) float64 { return a.RetransmitsPerSec }, "%.2f", false}}
+		{"retrans/s", func(a AppResult) float64 { return a.RetransmitsPerSec }, "%.2f", false},
+		{"failed streams", func(a AppResult) float64 { return float64(a.Errors) }, "%.0f", false}}
 }
 
 // appTitles head each scenario's table.
@@ -249,7 +250,8 @@ func savePlot(p *plot.Plot, dir, name string) error {
 // writeArionTable writes the Arion report's TCP_STREAM table: a row per
 // configuration, MTU and stream count, direct first, throughput as a
 // difference from direct's at the same MTU and streams, and
-// retransmissions per second.
+// retransmissions per second; then, beyond the report's columns, the
+// streams that did not complete (not counted in the rate).
 func writeArionTable(b *strings.Builder, results []AppResult) {
 	var rows []AppResult
 	for _, a := range results {
@@ -262,8 +264,8 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 	}
 	_, configs := appOrder(rows)
 	b.WriteString("## TCP_STREAM (the Arion report's table)\n\n")
-	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s |\n")
-	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: |\n")
+	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams |\n")
+	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: |\n")
 	tests, _ := appOrder(rows)
 	for _, test := range tests {
 		direct, haveDirect := findApp(rows, test, "direct")
@@ -276,7 +278,7 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 			if haveDirect && direct.Rate > 0 {
 				diff = fmt.Sprintf("%.1f%%", 100*a.Rate/direct.Rate)
 			}
-			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec)
+			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f | %d |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec, a.Errors)
 		}
 	}
 	b.WriteString("\n")
