@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -124,6 +125,13 @@ func (e *Env) RingDrops() (into, outOf uint64, err error) {
 	if into, err = e.xmitErrors(t.Client(), "c0"); err != nil {
 		return 0, 0, err
 	}
+	// the kernel's own sends (TCP) into an XDP peer's full ring are
+	// counted as c0's transmit drops
+	kernel, err := e.txDropped(t.Client(), "c0")
+	if err != nil {
+		return 0, 0, err
+	}
+	into += kernel
 	for i := 1; i <= t.Reals; i++ {
 		n, err := e.xmitErrors(t.LB(), fmt.Sprintf("l%d", i))
 		if err != nil {
@@ -132,6 +140,25 @@ func (e *Env) RingDrops() (into, outOf uint64, err error) {
 		outOf += n
 	}
 	return into, outOf, nil
+}
+
+// txDropped is an interface's transmit drops (ip -s link).
+func (e *Env) txDropped(ns, ifname string) (uint64, error) {
+	out, err := e.RunIn(ns, "ip", "-s", "-j", "link", "show", "dev", ifname)
+	if err != nil {
+		return 0, err
+	}
+	var links []struct {
+		Stats struct {
+			TX struct {
+				Dropped uint64 `json:"dropped"`
+			} `json:"tx"`
+		} `json:"stats64"`
+	}
+	if err := json.Unmarshal([]byte(out), &links); err != nil || len(links) != 1 {
+		return 0, fmt.Errorf("ip -s -j link show %s in %s: %v", ifname, ns, err)
+	}
+	return links[0].Stats.TX.Dropped, nil
 }
 
 // xmitErrors sums a veth's XDP transmit errors (ethtool -S).

@@ -42,11 +42,14 @@ type AppResult struct {
 	Retransmits uint64  `json:"retransmits,omitempty"`
 	// RetransmitsPerSec is Retransmits over the test's time, as the
 	// Arion report gives them
-	RetransmitsPerSec float64   `json:"retransmits_per_s,omitempty"`
-	Errors            uint64    `json:"errors,omitempty"`
-	CDFUs             []float64 `json:"cdf_us,omitempty"` // latency at percentiles 0,1,...,100 (101 values)
-	Command           string    `json:"command"`          // the client command line, or what the Go client does
-	Note              string    `json:"note,omitempty"`   // e.g. why a test could not run here
+	RetransmitsPerSec float64 `json:"retransmits_per_s,omitempty"`
+	// RingDrops are the frames the lab's veth rings had no room for
+	// during the test (bench.Env.RingDrops: into the DUT and out of it)
+	RingDrops uint64    `json:"ring_drops,omitempty"`
+	Errors    uint64    `json:"errors,omitempty"`
+	CDFUs     []float64 `json:"cdf_us,omitempty"` // latency at percentiles 0,1,...,100 (101 values)
+	Command   string    `json:"command"`          // the client command line, or what the Go client does
+	Note      string    `json:"note,omitempty"`   // e.g. why a test could not run here
 }
 
 // AppOptions are the app scenarios' parameters.

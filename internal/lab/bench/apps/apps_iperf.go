@@ -146,11 +146,20 @@ func (r *appRun) mtuRefused(mtu int, modes []string, err error) []AppResult {
 func (r *appRun) goStreams(test string, n int) (AppResult, error) {
 	dst := netip.AddrPortFrom(r.target, appPortRR)
 	r.progress("%s to %s for %v", test, dst, r.o.Duration)
+	into0, out0, err := r.e.RingDrops()
+	if err != nil {
+		return AppResult{}, err
+	}
 	st, err := runStreams(r.ctx, r.e.Topo.Client(), dst, r.o.Duration, n)
 	if err != nil {
 		return AppResult{}, err
 	}
+	into1, out1, err := r.e.RingDrops()
+	if err != nil {
+		return AppResult{}, err
+	}
 	a := AppResult{Test: test, Unit: "Mbps", Retransmits: st.retransmits, Errors: uint64(st.failed),
+		RingDrops: into1 - into0 + out1 - out0,
 		Command: fmt.Sprintf("Go TCP_STREAM client to %s for %v: %d connection(s) at once, 128 KiB blocking writes, then "+
 			"each waits for its server's close", dst, r.o.Duration, n)}
 	if st.elapsed > 0 {

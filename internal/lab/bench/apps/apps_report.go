@@ -251,7 +251,8 @@ func savePlot(p *plot.Plot, dir, name string) error {
 // configuration, MTU and stream count, direct first, throughput as a
 // difference from direct's at the same MTU and streams, and
 // retransmissions per second; then, beyond the report's columns, the
-// streams that did not complete (not counted in the rate).
+// streams that did not complete (not counted in the rate) and the frames
+// the lab's veth rings dropped.
 func writeArionTable(b *strings.Builder, results []AppResult) {
 	var rows []AppResult
 	for _, a := range results {
@@ -264,8 +265,8 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 	}
 	_, configs := appOrder(rows)
 	b.WriteString("## TCP_STREAM (the Arion report's table)\n\n")
-	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams |\n")
-	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: |\n")
+	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams | veth ring drops |\n")
+	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: | ---: |\n")
 	tests, _ := appOrder(rows)
 	for _, test := range tests {
 		direct, haveDirect := findApp(rows, test, "direct")
@@ -278,7 +279,8 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 			if haveDirect && direct.Rate > 0 {
 				diff = fmt.Sprintf("%.1f%%", 100*a.Rate/direct.Rate)
 			}
-			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f | %d |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec, a.Errors)
+			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f | %d | %d |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec,
+				a.Errors, a.RingDrops)
 		}
 	}
 	b.WriteString("\n")
