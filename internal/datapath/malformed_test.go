@@ -97,26 +97,31 @@ func TestMalformedToVIPIsDroppedAndCounted(t *testing.T) {
 		}(), DropUDPLength},
 		{"ipv6 hop limit 1", func() []byte { p := e.clientPkt(v6, loadbalancer.UDP, 40000, 53, ""); p.ttl = 1; return p.frame(t) }(), DropTTLExpired},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			before, err := e.dp.Drops()
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.with(t).expect(tc.have, XDPDrop, nil)
-			after, err := e.dp.Drops()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r := DropReason(0); r < numDropReasons; r++ {
-				want := before[r]
-				if r == tc.want {
-					want++
-				}
-				if after[r] != want {
-					t.Errorf("drops[%s] = %d, want %d", r, after[r], want)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { e.with(t).expectDrop(tc.have, tc.want) })
+	}
+}
+
+// expectDrop runs a frame that must be dropped for reason: that one
+// counter moves by one, and no other.
+func (e *testEnv) expectDrop(in []byte, reason DropReason) {
+	e.t.Helper()
+	before, err := e.dp.Drops()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.expect(in, XDPDrop, nil)
+	after, err := e.dp.Drops()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for r := DropReason(0); r < numDropReasons; r++ {
+		want := before[r]
+		if r == reason {
+			want++
+		}
+		if after[r] != want {
+			e.t.Errorf("drops[%s] = %d, want %d", r, after[r], want)
+		}
 	}
 }
 

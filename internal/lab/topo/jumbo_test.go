@@ -3,15 +3,10 @@
 package topo
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,38 +61,18 @@ func TestJumboFrames(t *testing.T) {
 	}
 
 	const size = 256 << 10
-	want := make([]byte, size)
-	_, _ = io.ReadFull(&StreamPattern{}, want)
-	var sum uint32
-	for _, b := range want {
-		sum += uint32(b)
-	}
+	want, sum := patternBytes(size)
 	for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
 		addr := netip.AddrPortFrom(vip, ServicePort).String()
 		for _, dir := range []string{"upload", "download"} {
 			err := netns.Run(topo.Client(), func() error {
-				d := net.Dialer{Timeout: 5 * time.Second}
-				conn, err := d.DialContext(ctx, "tcp", addr)
+				conn, err := dialVIP(ctx, addr)
 				if err != nil {
 					return err
 				}
 				defer conn.Close()
-				if dir == "upload" {
-					got, err := httpOn(ctx, conn, http.MethodPost, addr, "/upload", bytes.NewReader(want), size)
-					if err != nil {
-						return err
-					}
-					if f := strings.Fields(string(got)); len(f) != 3 || f[1] != strconv.Itoa(size) || f[2] != strconv.FormatUint(uint64(sum), 10) {
-						return fmt.Errorf("the real answered %q, want %d bytes summing to %d", got, size, sum)
-					}
-				} else {
-					got, err := httpOn(ctx, conn, http.MethodGet, addr, "/stream?bytes="+strconv.Itoa(size), nil, 0)
-					if err != nil {
-						return err
-					}
-					if !bytes.Equal(got, want) {
-						return fmt.Errorf("%d bytes differ from the %d sent", len(got), size)
-					}
+				if err := transfer(ctx, conn, addr, dir, want, sum); err != nil {
+					return err
 				}
 				snd, rcv, err := segmentSizes(conn)
 				if err != nil {

@@ -39,19 +39,8 @@ func routeMTU(t *testing.T, topo Topology, prefix netip.Prefix, dev string) {
 	}
 }
 
-// httpDo sends one request with body on a new connection made by the
-// calling goroutine (see httpGet) and returns the response body.
-func httpDo(ctx context.Context, method, addr, path string, body io.Reader, size int64) ([]byte, error) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	return httpOn(ctx, conn, method, addr, path, body, size)
-}
-
-// httpOn is httpDo on a connection the caller made (and closes).
+// httpOn sends one request with body on conn, a connection the caller
+// made (and closes), and returns the response body.
 func httpOn(ctx context.Context, conn net.Conn, method, addr, path string, body io.Reader, size int64) ([]byte, error) {
 	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
@@ -72,6 +61,46 @@ func httpOn(ctx context.Context, conn net.Conn, method, addr, path string, body 
 		err = fmt.Errorf("%s: %s %q", addr, resp.Status, b)
 	}
 	return b, err
+}
+
+// patternBytes returns size bytes of the servers' stream pattern and
+// their byte sum, as the upload handler answers it.
+func patternBytes(size int) ([]byte, uint32) {
+	want := make([]byte, size)
+	_, _ = io.ReadFull(&StreamPattern{}, want)
+	var sum uint32
+	for _, b := range want {
+		sum += uint32(b)
+	}
+	return want, sum
+}
+
+// transfer uploads want (dir "upload") to the server behind addr on
+// conn, which answers with the bytes' count and sum, or downloads as many
+// bytes of the stream pattern ("download"), and checks what came back.
+func transfer(ctx context.Context, conn net.Conn, addr, dir string, want []byte, sum uint32) error {
+	size := len(want)
+	if dir == "upload" {
+		got, err := httpOn(ctx, conn, http.MethodPost, addr, "/upload", bytes.NewReader(want), int64(size))
+		if err != nil {
+			return err
+		}
+		if f := strings.Fields(string(got)); len(f) != 3 || f[1] != strconv.Itoa(size) || f[2] != strconv.FormatUint(uint64(sum), 10) {
+			return fmt.Errorf("the real answered %q, want %d bytes summing to %d", got, size, sum)
+		}
+		return nil
+	}
+	got, err := httpOn(ctx, conn, http.MethodGet, addr, "/stream?bytes="+strconv.Itoa(size), nil, 0)
+	if err == nil && !bytes.Equal(got, want) {
+		err = fmt.Errorf("%d bytes differ from the %d sent", len(got), size)
+	}
+	return err
+}
+
+// dialVIP connects to addr from the calling goroutine's namespace.
+func dialVIP(ctx context.Context, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	return d.DialContext(ctx, "tcp", addr)
 }
 
 // dfUDPLearnsMTU sends a datagram larger than the path MTU with DF (IPv6
@@ -139,12 +168,7 @@ func TestPathMTU(t *testing.T) {
 	}
 
 	const size = 64 << 10
-	want := make([]byte, size)
-	_, _ = io.ReadFull(&StreamPattern{}, want)
-	var sum uint32
-	for _, b := range want {
-		sum += uint32(b)
-	}
+	want, sum := patternBytes(size)
 	// forget stands for a client (and real) that has learnt no path MTU
 	// yet: each transfer below must get its own ICMP errors from xlb
 	forget := func(ns string) {
@@ -170,21 +194,12 @@ func TestPathMTU(t *testing.T) {
 			forget(topo.Real(1))
 			before := icmpSent()
 			err := netns.Run(topo.Client(), func() error {
-				if dir == "upload" {
-					got, err := httpDo(ctx, http.MethodPost, addr, "/upload", bytes.NewReader(want), size)
-					if err != nil {
-						return err
-					}
-					if f := strings.Fields(string(got)); len(f) != 3 || f[1] != strconv.Itoa(size) || f[2] != strconv.FormatUint(uint64(sum), 10) {
-						return fmt.Errorf("the real answered %q, want %d bytes summing to %d", got, size, sum)
-					}
-					return nil
+				conn, err := dialVIP(ctx, addr)
+				if err != nil {
+					return err
 				}
-				got, err := httpDo(ctx, http.MethodGet, addr, "/stream?bytes="+strconv.Itoa(size), nil, 0)
-				if err == nil && !bytes.Equal(got, want) {
-					err = fmt.Errorf("%d bytes differ from the %d sent", len(got), size)
-				}
-				return err
+				defer conn.Close()
+				return transfer(ctx, conn, addr, dir, want, sum)
 			})
 			st, serr := d.Client().Stats(ctx)
 			if err != nil {
