@@ -50,12 +50,18 @@ type AppResult struct {
 	CDFUs     []float64 `json:"cdf_us,omitempty"` // latency at percentiles 0,1,...,100 (101 values)
 	Command   string    `json:"command"`          // the client command line, or what the Go client does
 	Note      string    `json:"note,omitempty"`   // e.g. why a test could not run here
+	// TrialRates are every trial's rate when a test ran more than once
+	// (AppOptions.Trials); the result is the median trial's
+	TrialRates []float64 `json:"trial_rates,omitempty"`
 }
 
 // AppOptions are the app scenarios' parameters.
 type AppOptions struct {
 	Duration time.Duration     // per test (CI smoke: about 1 s)
 	Progress func(line string) // may be nil
+	// Trials is how often each TCP_STREAM test runs; the median counts
+	// (0 or 1: once)
+	Trials int
 }
 
 // AppScenarios are the scenarios RunApp runs.

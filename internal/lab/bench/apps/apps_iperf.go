@@ -3,10 +3,12 @@
 package apps
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,8 +144,32 @@ func (r *appRun) mtuRefused(mtu int, modes []string, err error) []AppResult {
 }
 
 // goStreams runs the Go TCP_STREAM client over n connections against the
-// sink servers.
+// sink servers, AppOptions.Trials times: the median trial by rate is the
+// result, every trial's rate beside it.
 func (r *appRun) goStreams(test string, n int) (AppResult, error) {
+	trials := max(r.o.Trials, 1)
+	var runs []AppResult
+	for i := 0; i < trials; i++ {
+		a, err := r.goStreamsOnce(test, n)
+		if err != nil {
+			return AppResult{}, err
+		}
+		runs = append(runs, a)
+	}
+	if trials == 1 {
+		return runs[0], nil
+	}
+	slices.SortFunc(runs, func(a, b AppResult) int { return cmp.Compare(a.Rate, b.Rate) })
+	med := runs[len(runs)/2]
+	for _, a := range runs {
+		med.TrialRates = append(med.TrialRates, a.Rate)
+	}
+	r.progress("%s: median of %d trials %.0f Mbps (%v)", test, trials, med.Rate, med.TrialRates)
+	return med, nil
+}
+
+// goStreamsOnce is one trial of goStreams.
+func (r *appRun) goStreamsOnce(test string, n int) (AppResult, error) {
 	dst := netip.AddrPortFrom(r.target, appPortRR)
 	r.progress("%s to %s for %v", test, dst, r.o.Duration)
 	into0, out0, err := r.e.RingDrops()

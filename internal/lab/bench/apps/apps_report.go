@@ -252,7 +252,8 @@ func savePlot(p *plot.Plot, dir, name string) error {
 // difference from direct's at the same MTU and streams, and
 // retransmissions per second; then, beyond the report's columns, the
 // streams that did not complete (not counted in the rate) and the frames
-// the lab's veth rings dropped.
+// the lab's veth rings dropped (of the median trial), and every trial's
+// rate when there were several.
 func writeArionTable(b *strings.Builder, results []AppResult) {
 	var rows []AppResult
 	for _, a := range results {
@@ -265,8 +266,8 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 	}
 	_, configs := appOrder(rows)
 	b.WriteString("## TCP_STREAM (the Arion report's table)\n\n")
-	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams | veth ring drops |\n")
-	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams | veth ring drops | trials (Mbps) |\n")
+	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: | ---: | ---: |\n")
 	tests, _ := appOrder(rows)
 	for _, test := range tests {
 		direct, haveDirect := findApp(rows, test, "direct")
@@ -279,8 +280,16 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 			if haveDirect && direct.Rate > 0 {
 				diff = fmt.Sprintf("%.1f%%", 100*a.Rate/direct.Rate)
 			}
-			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f | %d | %d |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec,
-				a.Errors, a.RingDrops)
+			trials := "-"
+			if len(a.TrialRates) > 0 {
+				var rates []string
+				for _, r := range a.TrialRates {
+					rates = append(rates, fmt.Sprintf("%.0f", r))
+				}
+				trials = strings.Join(rates, " / ")
+			}
+			fmt.Fprintf(b, "| %s | %d | %d | %.0f | %s | %.2f | %d | %d | %s |\n", c, a.MTU, a.Streams, a.Rate, diff, a.RetransmitsPerSec,
+				a.Errors, a.RingDrops, trials)
 		}
 	}
 	b.WriteString("\n")

@@ -46,7 +46,8 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 			fmt.Fprintf(r.opts.Progress, "[%s] %-7s %s\n", r.scenario, dut.Name(), line)
 		}
 	}
-	res, err := apps.RunApp(ctx, r.env, r.scenario, dut, apps.AppOptions{Duration: r.opts.Duration, Progress: progress})
+	res, err := apps.RunApp(ctx, r.env, r.scenario, dut, apps.AppOptions{Duration: r.opts.Duration, Progress: progress,
+		Trials: r.opts.Repeat})
 	r.res.Apps = append(r.res.Apps, res...)
 	return err
 }
