@@ -12,6 +12,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "../lib/frags.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define HARNESS_FRAME_MAX 128 /* template bytes restored per run */
@@ -67,7 +69,9 @@ struct {
 	__type(value, __u32);
 } harness_target SEC(".maps");
 
-SEC("xdp")
+/* xdp.frags, as xlb's program: a tail call joins programs of one kind
+ * only (lib/frags.h) */
+SEC("xdp.frags")
 int harness(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

@@ -10,9 +10,13 @@
 #include <linux/if_ether.h>
 #include <bpf/bpf_helpers.h>
 
+#include "../lib/frags.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-SEC("xdp")
+/* xdp.frags, as xlb's program: a tail call joins programs of one kind
+ * only (lib/frags.h) */
+SEC("xdp.frags")
 int xdp_tx(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;

@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
 // LoadXDPTx loads the bare XDP_TX program: check the Ethernet header,
@@ -16,7 +18,7 @@ import (
 // that forwards a packet, the floor of per-packet cost.
 func LoadXDPTx() (*ebpf.Program, error) {
 	var objs xdptxObjects
-	if err := loadXdptxObjects(&objs, nil); err != nil {
+	if _, err := xdpfrags.LoadAndAssign(loadXdptx, &objs); err != nil {
 		return nil, fmt.Errorf("load xdp_tx baseline: %w", err)
 	}
 	return objs.XdpTx, nil

@@ -16,7 +16,8 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xdptxProgXdpTx = "xdp_tx"
+	xdptxProgXdpTx   = "xdp_tx"
+	xdptxVarXlbFrags = "xlb_frags"
 )
 
 // loadXdptx returns the embedded CollectionSpec for xdptx.
@@ -74,6 +75,7 @@ type xdptxMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xdptxVariableSpecs struct {
+	XlbFrags *ebpf.VariableSpec `ebpf:"xlb_frags"`
 }
 
 // xdptxObjects contains all objects after they have been loaded into the kernel.
@@ -106,6 +108,7 @@ func (m *xdptxMaps) Close() error {
 //
 // It can be passed to loadXdptxObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xdptxVariables struct {
+	XlbFrags *ebpf.Variable `ebpf:"xlb_frags"`
 }
 
 // xdptxPrograms contains all programs after they have been loaded into the kernel.

@@ -41,6 +41,7 @@ const (
 	harnessMapHarnessSeq    = "harness_seq"
 	harnessMapHarnessTarget = "harness_target"
 	harnessProgHarness      = "harness"
+	harnessVarXlbFrags      = "xlb_frags"
 )
 
 // loadHarness returns the embedded CollectionSpec for harness.
@@ -102,6 +103,7 @@ type harnessMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type harnessVariableSpecs struct {
+	XlbFrags *ebpf.VariableSpec `ebpf:"xlb_frags"`
 }
 
 // harnessObjects contains all objects after they have been loaded into the kernel.
@@ -143,6 +145,7 @@ func (m *harnessMaps) Close() error {
 //
 // It can be passed to loadHarnessObjects or ebpf.CollectionSpec.LoadAndAssign.
 type harnessVariables struct {
+	XlbFrags *ebpf.Variable `ebpf:"xlb_frags"`
 }
 
 // harnessPrograms contains all programs after they have been loaded into the kernel.

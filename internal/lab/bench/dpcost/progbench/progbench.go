@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
 // FrameLen is the length of every frame the harness replays: templates
@@ -55,7 +57,7 @@ type Harness struct {
 // Load loads the harness.
 func Load() (*Harness, error) {
 	var h Harness
-	if err := loadHarnessObjects(&h.objs, nil); err != nil {
+	if _, err := xdpfrags.LoadAndAssign(loadHarness, &h.objs); err != nil {
 		return nil, fmt.Errorf("load harness: %w", err)
 	}
 	return &h, nil
