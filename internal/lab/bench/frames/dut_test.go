@@ -67,8 +67,11 @@ func TestEveryDUTForwards(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !tr.Valid || tr.Sent != 6000 || tr.Lost != 0 {
-					t.Errorf("%+v: want 6000 sent and received", tr)
+				// the paced generator may end a few frames short of
+				// rate x duration on a busy machine (CI once sent 5994):
+				// what counts is that every frame sent arrived
+				if !tr.Valid || tr.Sent < 5700 || tr.Sent > 6000 || tr.Lost != 0 {
+					t.Errorf("%+v: want about 6000 sent, every one received", tr)
 				}
 			}
 			tr, err := RunTrial(ctx, e, dut, TrialSpec{Size: 64, L4: traffic.UDP, Flows: 1, Duration: time.Second})
