@@ -266,6 +266,9 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 	}
 	_, configs := appOrder(rows)
 	b.WriteString("## TCP_STREAM (the Arion report's table)\n\n")
+	b.WriteString("On veth the direct path (and nft's, which has no XDP program) carries 64 KB GSO segments, while any XDP " +
+		"hop handles MTU-sized frames one by one (attaching XDP to a veth turns its peer's GSO off): the xdp-fwd rows, " +
+		"the bare XDP forwarder, are the fair baseline for xlb; the difference from direct is given as the report gives it.\n\n")
 	b.WriteString("| Config | MTU | Streams | Throughput (Mbps) | Difference (%) | Retrans/s | Failed streams | veth ring drops | trials (Mbps) |\n")
 	b.WriteString("| :--- | :---: | :---: | :---: | ---: | ---: | ---: | ---: | ---: |\n")
 	tests, _ := appOrder(rows)
