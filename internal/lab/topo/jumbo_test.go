@@ -47,7 +47,7 @@ func segmentSizes(conn net.Conn) (snd, rcv uint32, err error) {
 // defaults otherwise. A 256 KiB upload and download through the VIP
 // complete byte for byte over IPv4 and IPv6 in segments of 8000 bytes
 // and more, frames of several XDP buffers, with no ICMP error from xlb
-// and no drop.
+// and no drop but a first packet's to a next hop not yet resolved.
 func TestJumboFrames(t *testing.T) {
 	if !xdpfrags.Supported() {
 		testenv.Unavailable(t, "this kernel has no multi-buffer XDP (Linux 5.18)")
@@ -95,8 +95,13 @@ func TestJumboFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ICMPTooBigSent != 0 || len(nonZero(st.Drops)) != 0 {
-		t.Errorf("ICMP errors sent %d, drops %v: want none at MTU %d everywhere", st.ICMPTooBigSent, nonZero(st.Drops), jumboMTU)
+	// a first packet to a next hop not yet resolved is dropped as
+	// no_neigh and retransmitted (see the operator guide); any other
+	// drop, or a too-big error, would be the jumbo frames'
+	drops := nonZero(st.Drops)
+	delete(drops, "no_neigh")
+	if st.ICMPTooBigSent != 0 || len(drops) != 0 {
+		t.Errorf("ICMP errors sent %d, drops %v: want none at MTU %d everywhere", st.ICMPTooBigSent, drops, jumboMTU)
 	}
 	t.Logf("verdicts %v", nonZero(st.Verdicts))
 }
