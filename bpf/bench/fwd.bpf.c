@@ -39,10 +39,9 @@ static __noinline int fwd_complete_csum(struct xdp_md *ctx, __u32 l4_off,
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	__u32 field_off = proto == IPPROTO_TCP ? 16 : 6;
+	__u32 field_off =
+		proto == IPPROTO_TCP ? XLB_TCP_CSUM_OFF : XLB_UDP_CSUM_OFF;
 	__u16 *field;
-	__u16 check;
-	int sum;
 
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return 0;
@@ -52,18 +51,7 @@ static __noinline int fwd_complete_csum(struct xdp_md *ctx, __u32 l4_off,
 	if (*field != csum_fold32(pseudo))
 		return 0;
 	*field = 0;
-	sum = l4_segment_sum(ctx, l4_off, l4_len,
-			     l4_off + l4_len > (__u32)(data_end - data));
-	if (sum < 0)
-		return -1;
-	check = ~csum_fold32(pseudo + sum);
-	if (proto == IPPROTO_UDP && check == 0)
-		check = 0xffff;
-	field = data + (l4_off & 0xfff) + field_off;
-	if ((void *)(field + 1) > data_end)
-		return -1;
-	*field = check;
-	return 0;
+	return l4_csum_fill(ctx, l4_off, l4_len, pseudo, field_off);
 }
 
 struct {

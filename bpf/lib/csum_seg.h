@@ -139,20 +139,20 @@ __noinline int xlb_csum_loaded(struct xdp_md *ctx, __u32 off, __u32 len)
 }
 
 /* l4_segment_sum returns the folded sum of the len bytes at frame offset
- * off, or -1 for bytes beyond the frame (or, in a frame of one buffer,
- * more than XLB_CSUM_MAX_LEN). In a multi-buffer frame, the whole chunks
- * the first buffer holds are summed in place, the rest is copied. */
+ * off, or -1 for bytes beyond the frame (or, in the first buffer alone,
+ * more than XLB_CSUM_MAX_LEN). Bytes that run past the first buffer (a
+ * multi-buffer frame, frags.h): the whole chunks the first buffer holds
+ * are summed in place, the rest is copied. */
 static __always_inline int l4_segment_sum(struct xdp_md *ctx, __u32 off,
-					  __u32 len, bool frags)
+					  __u32 len)
 {
+	__u32 first = (__u32)(ctx->data_end - ctx->data);
 	__u32 whole = len & ~(XLB_CSUM_CHUNK - 1);
 	int head, rest;
 
-	if (frags) {
-		whole = (__u32)(ctx->data_end - ctx->data);
-		whole = whole > off ? (whole - off) & ~(XLB_CSUM_CHUNK - 1) : 0;
-		if (whole > len)
-			whole = len & ~(XLB_CSUM_CHUNK - 1);
+	if (off + len > first) {
+		/* fewer than len: the segment ends past the first buffer */
+		whole = first > off ? (first - off) & ~(XLB_CSUM_CHUNK - 1) : 0;
 		head = xlb_csum_chunks(ctx, off, whole);
 		rest = xlb_csum_loaded(ctx, off + whole, len - whole);
 	} else {
@@ -164,6 +164,39 @@ static __always_inline int l4_segment_sum(struct xdp_md *ctx, __u32 off,
 	if (head < 0 || rest < 0)
 		return -1;
 	return csum_fold32(head + rest);
+}
+
+#define XLB_TCP_CSUM_OFF 16 /* offsetof(struct tcphdr, check) */
+#define XLB_UDP_CSUM_OFF 6  /* offsetof(struct udphdr, check) */
+
+/* l4_csum_fill writes the complete checksum of the l4_len-byte segment at
+ * frame offset l4_off, whose checksum field (at csum_off in the segment,
+ * in the first buffer) holds zero, given the sum of its pseudo-header.
+ * Returns 0, or -1 for a segment beyond the frame or too long to sum. */
+static __always_inline int l4_csum_fill(struct xdp_md *ctx, __u32 l4_off,
+					__u32 l4_len, __u32 pseudo,
+					__u32 csum_off)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *l4 = (void *)(long)ctx->data;
+	__u16 *field;
+	__u16 check;
+	int sum;
+
+	sum = l4_segment_sum(ctx, l4_off, l4_len);
+	if (sum < 0)
+		return -1;
+	check = ~csum_fold32(pseudo + sum);
+	if (csum_off == XLB_UDP_CSUM_OFF && check == 0)
+		check = 0xffff; /* 0 would mean "no checksum" */
+	/* see xlb_csum_chunks for the mask */
+	l4 += l4_off & (XLB_CSUM_MAX_LEN - 1);
+	field = l4 + (csum_off == XLB_UDP_CSUM_OFF ? XLB_UDP_CSUM_OFF
+						   : XLB_TCP_CSUM_OFF);
+	if ((void *)(field + 1) > data_end)
+		return -1;
+	*field = check;
+	return 0;
 }
 
 #endif /* XLB_CSUM_SEG_H */

@@ -101,40 +101,6 @@ static __always_inline __u32 l4_pseudo_sum(const struct xlb_tuple *t,
 	return sum;
 }
 
-#define XLB_TCP_CSUM_OFF 16 /* offsetof(struct tcphdr, check) */
-#define XLB_UDP_CSUM_OFF 6  /* offsetof(struct udphdr, check) */
-
-/* l4_csum_fill writes the complete checksum of the l4_len-byte segment at
- * frame offset l4_off, whose checksum field (at csum_off in the segment)
- * holds zero, given the sum of its pseudo-header; frags tells a segment
- * that runs past the frame's first buffer. Returns 0, or -1 for a segment
- * beyond the frame or too long to sum (csum_seg.h). */
-static __always_inline int l4_csum_fill(struct xdp_md *ctx, __u32 l4_off,
-					__u32 l4_len, __u32 pseudo,
-					__u32 csum_off, bool frags)
-{
-	void *data_end = (void *)(long)ctx->data_end;
-	void *l4 = (void *)(long)ctx->data;
-	__u16 *field;
-	__u16 check;
-	int sum;
-
-	sum = l4_segment_sum(ctx, l4_off, l4_len, frags);
-	if (sum < 0)
-		return -1;
-	check = ~csum_fold32(pseudo + sum);
-	if (csum_off == XLB_UDP_CSUM_OFF && check == 0)
-		check = 0xffff; /* 0 would mean "no checksum" */
-	/* see xlb_csum_chunks for the mask */
-	l4 += l4_off & (XLB_CSUM_MAX_LEN - 1);
-	field = l4 + (csum_off == XLB_UDP_CSUM_OFF ? XLB_UDP_CSUM_OFF
-						   : XLB_TCP_CSUM_OFF);
-	if ((void *)(field + 1) > data_end)
-		return -1;
-	*field = check;
-	return 0;
-}
-
 /* nat_rewrite rewrites pkt so that it goes to->src:sport -> to->dst:dport,
  * and leaves pkt->tuple describing the packet as it now is. */
 static __always_inline int nat_rewrite(struct pkt *pkt,
@@ -189,7 +155,8 @@ full:
 	return XLB_CONTINUE;
 }
 
-/* nat_finish completes the checksum nat_rewrite left to it, once the
+/* nat_finish completes the checksum nat_rewrite left to it (the caller
+ * calls it only then, pkt->csum_off set), once the
  * packet has its verdict: a redirect, whose frame goes out only when the
  * program returns. It runs at the program's top (xlb_xdp), in a frame of
  * its own, so that the summing's stack is not added to the deepest call
@@ -197,16 +164,12 @@ full:
 static __noinline int nat_finish(struct xdp_md *ctx, struct pkt *pkt,
 				 int verdict)
 {
-	/* the segment runs past the first buffer (parse.h) */
-	bool frags =
-		pkt->l4_off + pkt->l4_len > (__u32)(ctx->data_end - ctx->data);
-
-	if (verdict != XDP_REDIRECT || !pkt->csum_off)
+	if (verdict != XDP_REDIRECT)
 		return verdict;
 	/* pkt->tuple is the rewritten packet's */
 	if (l4_csum_fill(ctx, pkt->l4_off, pkt->l4_len,
-			 l4_pseudo_sum(&pkt->tuple, pkt->l4_len), pkt->csum_off,
-			 frags))
+			 l4_pseudo_sum(&pkt->tuple, pkt->l4_len),
+			 pkt->csum_off))
 		return count_drop(DROP_L4_TRUNCATED);
 	return verdict;
 }
