@@ -9,10 +9,12 @@
  *                                     entry; lib/conntrack.h: state timeouts
  *   new connection   lib/sched.h      service lookup, real from the table
  *                    lib/conntrack.h  local IP and port, both entries stored
+ *   client address   lib/client_addr.h TOA or PROXY v2: what to edit
  *   next hop         lib/fib.h        FIB lookup (cached), unresolved: drop
  *   too big          lib/pmtu.h       ICMP frag needed / packet too big
  *   rewrite          lib/nat.h        addresses, ports, TTL, checksums
  *   forward          lib/fib.h        redirect through tx_ports
+ *   TCP edit         lib/tcp_edit.h   sequence shift, MSS, TOA/PROXY v2 bytes
  *   partial checksum lib/nat.h        summed whole once the verdict is known
  *
  * Every verdict leaves through xlb_xdp, which counts it.
@@ -42,6 +44,8 @@
 #include "lib/fib.h"
 #include "lib/pmtu.h"
 #include "lib/icmp.h"
+#include "lib/tcp_edit.h"
+#include "lib/client_addr.h"
 #include "lib/stages.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -60,8 +64,10 @@ static __always_inline int send_rewritten(struct xdp_md *ctx, struct pkt *pkt,
 	ret = fib_nexthop(ctx, pkt, to, real_slot, &hop);
 	if (ret >= 0)
 		return ret;
-	if (hop.mtu && pkt->ip_len > hop.mtu) {
-		pkt->mtu = hop.mtu;
+	/* an edit's bytes (tcp_edit.h) count: the client is told the MTU
+	 * without them */
+	if (hop.mtu && pkt->ip_len + pkt->grow > hop.mtu) {
+		pkt->mtu = hop.mtu - pkt->grow;
 		return XLB_TOO_BIG;
 	}
 	ret = nat_rewrite(pkt, to);
@@ -94,6 +100,7 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 		persist_refresh(e->svc_id, &pkt->tuple, real_id, now);
 	}
 	ct_track(e, pkt, now);
+	client_addr_forward(pkt, e, family);
 
 	to.dst = real->addr;
 	ct_addr(e, family, &to.src);
@@ -108,13 +115,16 @@ static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
 {
 	__u32 now = pkt->now;
 	struct xlb_tuple to = pkt->tuple;
-	__u32 svc_id = e->svc_id;
+	/* a key of 8 bytes (the map reads 4), so it shares no stack slot
+	 * with a spilled register: see ct_scratch_of */
+	__u64 svc_id = e->svc_id;
 	struct service_key *svc;
 
 	svc = bpf_map_lookup_elem(&svc_vips, &svc_id);
 	if (!svc)
 		return XDP_PASS;
 	ct_track(e, pkt, now);
+	client_addr_reply(pkt, e, family);
 
 	to.src = svc->vip;
 	if (svc->port)
@@ -239,17 +249,21 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	state = ct_initial_state(pkt);
 	entry.last_seen = now;
 	entry.state = state;
-	entry.flags = CT_F_REVERSE;
+	entry.flags = CT_F_REVERSE | client_addr_flags(svc, pkt);
 	entry.svc_id = svc->id;
 	entry.real_id = real_id;
 	entry.port = t->sport;
 	entry.peer = p->slot;
 	ct_publish(rev_slot, &req->key, &entry, &t->src, family);
+	client_addr_open(rev_slot, pkt, family);
 
-	entry.flags = svc->persist_timeout ? CT_F_PERSIST : 0;
+	entry.flags &= ~CT_F_REVERSE;
+	if (svc->persist_timeout)
+		entry.flags |= CT_F_PERSIST;
 	entry.port = req->port;
 	entry.peer = req->slot;
 	ct_publish(fwd_slot, &p->key, &entry, &laddr->addr, family);
+	client_addr_open(fwd_slot, pkt, family);
 	/* two entries written (new slots, or expired ones taken over) */
 	count_ct(family, CT_STAT_INSERTS);
 	count_ct(family, CT_STAT_INSERTS);
@@ -336,10 +350,14 @@ int xlb_xdp(struct xdp_md *ctx)
 
 	stage_start();
 	verdict = process(ctx, &pkt);
-	if (verdict == XLB_TOO_BIG)
+	if (verdict == XLB_TOO_BIG) {
 		verdict = pmtu_too_big(ctx, &pkt);
-	else if (pkt.csum_off)
-		verdict = nat_finish(ctx, &pkt, verdict);
+	} else {
+		if (pkt.edit && verdict == XDP_REDIRECT)
+			verdict = xlb_tcp_edit(ctx, &pkt);
+		if (pkt.csum_off)
+			verdict = nat_finish(ctx, &pkt, verdict);
+	}
 	stage_end(XLB_STAGE_SEND);
 	return count_verdict(verdict);
 }

@@ -415,6 +415,15 @@ static __always_inline void ct_publish(struct ct_entry *slot,
 	__sync_lock_test_and_set((__u64 *)slot, h.word);
 }
 
+/* ct_ext_of returns the extension of the entry e begins. */
+static __always_inline struct ct_ext *ct_ext_of(struct ct_entry *e,
+						const __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return &((struct ct4_slot *)e)->ext;
+	return &((struct ct6_slot *)e)->ext;
+}
+
 /* ct_addr reads the address an entry stores (local IP or client). */
 static __always_inline void ct_addr(const struct ct_entry *e, __u8 family,
 				    struct xlb_addr *addr)

@@ -210,6 +210,8 @@ const enum xlb_addr_filter_consts addr_filter_type __attribute__((unused));
 const enum xlb_family family_type __attribute__((unused));
 const enum xlb_addr_flags addr_flags_type __attribute__((unused));
 const enum xlb_real_flags real_flags_type __attribute__((unused));
+const enum xlb_svc_flags svc_flags_type __attribute__((unused));
+const enum ct_hdr_state ct_hdr_state_type __attribute__((unused));
 const enum ct_flags ct_flags_type __attribute__((unused));
 
 /* Per CPU: ICMP errors the data path sent in the current second. */

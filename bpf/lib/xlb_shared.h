@@ -65,11 +65,20 @@ enum xlb_addr_filter_consts {
 struct service {
 	__u32 id;	   /* index of the per-service arrays (stats, tables) */
 	__u8 sched;	   /* enum xlb_sched */
-	__u8 flags;	   /* reserved, zero */
+	__u8 flags;	   /* XLB_SVC_F_* */
 	__u16 laddr_count; /* valid entries of laddr_ids */
 	__u8 persist_prefix;   /* clients sharing this prefix share a real */
 	__u32 persist_timeout; /* seconds (ipvsadm -p); 0 = no persistence */
 	__u32 laddr_ids[XLB_MAX_SVC_LADDRS]; /* indexes into laddrs */
+};
+
+/* service.flags: what a TCP service adds to its connections. A flag
+ * applies to connections opened after it is set; a connection keeps what
+ * it started with (its entry's CT_F_* flags). */
+enum xlb_svc_flags {
+	XLB_SVC_F_TOA = 0x1,	   /* the client's address in a TCP option */
+	XLB_SVC_F_PROXY_V2 = 0x2,  /* a PROXY protocol v2 header first */
+	XLB_SVC_F_SYN_PROXY = 0x4, /* SYN cookies before any state */
 };
 
 /* reals array value: one real server. port 0 keeps the client's port.
@@ -138,6 +147,8 @@ enum ct_flags {
 			     * past it (a slot never used ends a probe) */
 	CT_F_BUSY = 0x8,    /* a CPU that claimed the slot is writing it: no
 			     * lookup matches it until the flag clears */
+	CT_F_TOA = 0x10,    /* the client's address goes to the real in TOA */
+	CT_F_PROXY = 0x20,  /* ... in a PROXY v2 header (sequence shifted) */
 };
 
 /* Connection-table keys, one table per family so IPv4 slots stay one
@@ -179,12 +190,24 @@ struct ct_entry {
 	__u32 peer;  /* slot of the connection's entry of the other direction */
 };
 
-/* Per-connection room for what later features keep; zero until then. */
+/* What a connection keeps besides its addresses, in both of its
+ * entries unless said otherwise (client_addr.h). Zero for a plain one. */
 struct ct_ext {
-	__u32 seq_delta;  /* SYN proxy: sequence-number offset */
+	__u32 seq_delta; /* SYN proxy: sequence-number offset */
+	/* TOA: the real's ISN + 1 (forward entry), learnt from its SYN-ACK;
+	 * PROXY v2: the client's ISN + 1, where the header goes */
+	__u32 hdr_seq;
 	__u16 owner_node; /* connection sync: the node that made the entry */
-	__u8 hdr_state;	  /* TOA / PROXY protocol: header sent or not */
+	__u8 hdr_state;	  /* enum ct_hdr_state (forward entry) */
 	__u8 pad;
+	__u32 reserved; /* zero */
+};
+
+/* ct_ext.hdr_state of a TOA or PROXY v2 connection. */
+enum ct_hdr_state {
+	CT_HDR_WAIT = 0,  /* TOA: the real's SYN-ACK not seen yet */
+	CT_HDR_ARMED = 1, /* TOA: hdr_seq known; PROXY v2: header not acked */
+	CT_HDR_ACKED = 2, /* PROXY v2: the real acked the header */
 };
 
 /* One IPv4 slot: one 64-byte cache line (the map is BPF_F_MMAPABLE, so
@@ -194,8 +217,8 @@ struct ct4_slot {
 	struct ct4_key key; /* 16: 16 bytes */
 	__be32 addr4;	    /* 32: forward: local IPv4; reverse: client */
 	__u32 pad;	    /* 36 */
-	struct ct_ext ext;  /* 40: 8 bytes */
-	__u32 reserved[4];  /* 48: 16 bytes, zero */
+	struct ct_ext ext;  /* 40: 16 bytes */
+	__u32 reserved[2];  /* 56: 8 bytes, zero */
 };
 
 /* One IPv6 slot: two cache lines, one 128-byte pair. */
@@ -203,8 +226,8 @@ struct ct6_slot {
 	struct ct_entry ct; /*  0: 16 bytes */
 	struct ct6_key key; /* 16: 40 bytes */
 	__be32 addr6[4];    /* 56: forward: local IPv6; reverse: client */
-	struct ct_ext ext;  /* 72: 8 bytes */
-	__u32 reserved[12]; /* 80: 48 bytes, zero */
+	struct ct_ext ext;  /* 72: 16 bytes */
+	__u32 reserved[10]; /* 88: 40 bytes, zero */
 };
 
 /* Per-service and per-real counters (per CPU, summed by Go). "in" is the
@@ -249,7 +272,13 @@ enum xlb_drop_reason {
 
 /* What the data path did besides forwarding; index of event_stats. */
 enum xlb_event {
-	EVENT_ICMP_TOO_BIG = 0, /* ICMP frag needed / packet too big sent */
+	EVENT_ICMP_TOO_BIG = 0,	  /* ICMP frag needed / packet too big sent */
+	EVENT_TOA_ADDED = 1,	  /* a TOA option added to a client's segment */
+	EVENT_TOA_NO_ROOM = 2,	  /* ... not added: its TCP options were full */
+	EVENT_PROXY_HDR_SENT = 3, /* a PROXY v2 header put ahead of a
+				   * client's first byte (again when that
+				   * segment was retransmitted) */
+	EVENT_MSS_LOWERED = 4,	  /* a real's SYN-ACK MSS lowered for them */
 	EVENT_MAX,
 };
 

@@ -135,6 +135,7 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 			fmt.Fprintf(w, "icmp sent\tpackets\n")
 			fmt.Fprintf(w, "too_big\t%d\n", st.ICMPTooBigSent)
 			fmt.Fprintln(w, "\t")
+			writeEvents(w, st.Events)
 			writeConnTables(w, st.ConnTables)
 			writeLocalIPs(w, st.LocalIPs)
 			return w.Flush()
@@ -142,4 +143,18 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 	}
 	c.register(cmd)
 	return cmd
+}
+
+// writeEvents lists the client address events (TOA, PROXY v2) when the
+// daemon counts them.
+func writeEvents(w *tabwriter.Writer, events map[string]uint64) {
+	names := []string{"toa_added", "toa_no_room", "proxy_header_sent", "mss_lowered"}
+	if _, ok := events[names[0]]; !ok {
+		return
+	}
+	fmt.Fprintf(w, "client address\tevents\n")
+	for _, n := range names {
+		fmt.Fprintf(w, "%s\t%d\n", n, events[n])
+	}
+	fmt.Fprintln(w, "\t")
 }

@@ -203,6 +203,9 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 			Scheduler: ss.Scheduler, Mode: "fullnat", Stats: countersOf(ss.Stats), NoLport: ss.NoLport, Reals: []Real{},
 			Persistent: int(ss.Persistent), Netmask: config.FormatNetmask(ss.Key.VIP, int(ss.PersistPrefix))}
 		svc.Name = names[fmt.Sprintf("%s/%s/%d", svc.Protocol, svc.VIP, svc.Port)]
+		if ss.ClientAddress != loadbalancer.ClientAddressNone {
+			svc.ClientAddress = ss.ClientAddress.String()
+		}
 		svc.LocalIPs = append(svc.LocalIPs, ss.LocalIPs...)
 		for _, rs := range ss.Reals {
 			svc.Reals = append(svc.Reals, Real{Address: rs.Addr, Port: rs.Port, Weight: rs.Weight,
@@ -232,8 +235,12 @@ func (s *server) listConns(w http.ResponseWriter, r *http.Request) {
 		if want.IsValid() && (c.Reverse || c.To.Addr() != want) {
 			return true // a filter shows the forward entries of one VIP
 		}
-		out = append(out, Conn{Protocol: c.Proto, From: c.From, To: c.To, Peer: c.Peer,
-			Reverse: c.Reverse, State: c.State, IdleSecs: c.Idle.Seconds(), TimeoutSecs: c.Timeout.Seconds()})
+		conn := Conn{Protocol: c.Proto, From: c.From, To: c.To, Peer: c.Peer,
+			Reverse: c.Reverse, State: c.State, IdleSecs: c.Idle.Seconds(), TimeoutSecs: c.Timeout.Seconds()}
+		if c.ClientAddress != loadbalancer.ClientAddressNone {
+			conn.ClientAddress = c.ClientAddress.String()
+		}
+		out = append(out, conn)
 		return len(out) < maxConns
 	})
 	if err != nil {

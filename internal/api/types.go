@@ -50,6 +50,10 @@ type Stats struct {
 	// ICMPTooBigSent counts the ICMP fragmentation-needed and Packet Too
 	// Big errors the data path sent for packets above the egress MTU.
 	ICMPTooBigSent uint64 `json:"icmp_too_big_sent"`
+	// Events counts what the data path did besides forwarding, by name:
+	// icmp_too_big, toa_added, toa_no_room, proxy_header_sent,
+	// mss_lowered.
+	Events map[string]uint64 `json:"events,omitempty"`
 	// ConnTables are the IPv4 and IPv6 connection tables' occupancy and
 	// losses (conntable.go).
 	ConnTables []ConnTable `json:"conn_tables,omitempty"`
@@ -99,10 +103,13 @@ type Service struct {
 	// Persistent is the persistence timeout in seconds (ipvsadm -p), 0
 	// when off; Netmask groups clients for it (ipvsadm -M): dotted for
 	// IPv4, a prefix length for IPv6, empty for the whole address.
-	Persistent int          `json:"persistent,omitempty"`
-	Netmask    string       `json:"netmask,omitempty"`
-	LocalIPs   []netip.Addr `json:"local_ips"`
-	Stats      Counters     `json:"stats"`
+	Persistent int    `json:"persistent,omitempty"`
+	Netmask    string `json:"netmask,omitempty"`
+	// ClientAddress is how the reals learn the client's address: toa
+	// or proxy-v2; left out for none.
+	ClientAddress string       `json:"client_address,omitempty"`
+	LocalIPs      []netip.Addr `json:"local_ips"`
+	Stats         Counters     `json:"stats"`
 	// NoLport counts new connections dropped as no_lport: every local
 	// port tried was held (widen local_port_range or add local IPs).
 	NoLport uint64 `json:"no_lport"`
@@ -121,6 +128,10 @@ type Conn struct {
 	// TimeoutSecs is how long the entry lives without packets in its
 	// state: its service's own timeout or the global one.
 	TimeoutSecs float64 `json:"timeout_seconds"`
+	// ClientAddress is toa or proxy-v2 for a connection that gives the
+	// real the client's address that way (what its service had when it
+	// opened); left out for none.
+	ClientAddress string `json:"client_address,omitempty"`
 }
 
 // ApplyResult says what an apply changed, and the revision of the

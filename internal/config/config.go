@@ -176,6 +176,11 @@ type Service struct {
 	HealthCheck *HealthCheck `yaml:"health_check,omitempty" json:"health_check,omitempty"`
 	// Mode is the forwarding method; only fullnat (the default) exists.
 	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// ClientAddress is how a TCP service's reals learn the client's
+	// address and port: none (the default), toa (TCP option 254, as
+	// DPVS) or proxy-v2 (the PROXY protocol v2 header). A change
+	// applies to new connections.
+	ClientAddress string `yaml:"client_address,omitempty" json:"client_address,omitempty"`
 	// LocalIPs are the source addresses FullNAT uses towards the reals.
 	LocalIPs []string `yaml:"local_ips,omitempty" json:"local_ips,omitempty"`
 	// Reals are the real servers; a service may have none.

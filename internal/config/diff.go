@@ -76,6 +76,9 @@ func describeService(s loadbalancer.Service) string {
 			out += fmt.Sprintf(" per /%d", s.PersistPrefix)
 		}
 	}
+	if s.ClientAddress != loadbalancer.ClientAddressNone {
+		out += fmt.Sprintf(", client address %s", s.ClientAddress)
+	}
 	if t := s.Timeouts; t != (loadbalancer.StateTimeouts{}) {
 		out += fmt.Sprintf(", timeouts tcp_syn %v, tcp %v, tcp_fin %v, tcp_close %v, udp %v", t.Syn, t.Established, t.Fin, t.Close, t.UDP)
 	}
@@ -167,7 +170,8 @@ func sortedKeys(m map[loadbalancer.ServiceKey][]loadbalancer.Real) []loadbalance
 // sameService compares what UpdateService can change.
 func sameService(a, b loadbalancer.Service) bool {
 	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) ||
-		a.Persistent != b.Persistent || a.PersistPrefix != b.PersistPrefix || a.Timeouts != b.Timeouts {
+		a.Persistent != b.Persistent || a.PersistPrefix != b.PersistPrefix || a.Timeouts != b.Timeouts ||
+		a.ClientAddress != b.ClientAddress {
 		return false
 	}
 	x, y := slices.Clone(a.LocalIPs), slices.Clone(b.LocalIPs)

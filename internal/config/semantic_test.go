@@ -376,3 +376,32 @@ func TestMaxLocalIPs(t *testing.T) {
 		})
 	}
 }
+
+// TestClientAddress: client_address takes none, toa or proxy-v2, on TCP
+// services only, and reaches the service.
+func TestClientAddress(t *testing.T) {
+	for _, tc := range []struct{ name, value, proto, want string }{
+		{"toa", "toa", "tcp", ""},
+		{"proxy-v2", "proxy-v2", "tcp", ""},
+		{"none", "none", "udp", ""},
+		{"unknown", "proxy", "tcp", `services[0].client_address: "proxy": want none, toa or proxy-v2`},
+		{"udp", "proxy-v2", "udp", "services[0].client_address: proxy-v2 is for TCP services; this one is udp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := with(t, "protocol: tcp\n", "protocol: "+tc.proto+"\n    client_address: "+tc.value+"\n")
+			c, err := Parse([]byte(y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := c.DesiredIn(Env{})
+			checkErr(t, err, tc.want)
+			if err != nil {
+				return
+			}
+			want, _ := loadbalancer.ParseClientAddress(tc.value)
+			if got := d.Services[0].ClientAddress; got != want {
+				t.Errorf("client address %s, want %s", got, want)
+			}
+		})
+	}
+}

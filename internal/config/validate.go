@@ -347,6 +347,7 @@ func (ch *checker) service(path string, s *Service) (svc loadbalancer.Service, k
 		}
 	}
 	ch.persistence(path, s, vip, &svc)
+	ch.clientAddress(path, s, proto, protoOK, &svc)
 
 	switch {
 	case s.Mode == "" || s.Mode == "fullnat":

@@ -39,6 +39,19 @@ func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *loa
 	}
 }
 
+// clientAddress checks client_address and sets it on svc.
+func (ch *checker) clientAddress(path string, s *Service, proto loadbalancer.Proto, protoOK bool, svc *loadbalancer.Service) {
+	ca, err := loadbalancer.ParseClientAddress(s.ClientAddress)
+	switch {
+	case err != nil:
+		ch.addf(path+".client_address", "%q: want none, toa or proxy-v2", s.ClientAddress)
+	case ca != loadbalancer.ClientAddressNone && protoOK && proto != loadbalancer.TCP:
+		ch.addf(path+".client_address", "%s is for TCP services; this one is %s", ca, proto)
+	default:
+		svc.ClientAddress = ca
+	}
+}
+
 // ParseNetmask reads a persistence netmask: a dotted IPv4 mask
 // ("255.255.255.0", IPv4 services only) or a prefix length ("24", "/64")
 // and returns the prefix length.

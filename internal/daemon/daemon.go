@@ -301,9 +301,10 @@ func (d *Daemon) Stats() (api.Stats, error) {
 	for v, n := range verdicts {
 		st.Verdicts[v.String()] = n
 	}
-	if st.ICMPTooBigSent, err = d.dp.ICMPTooBigSent(); err != nil {
+	if st.Events, err = d.dp.Events(); err != nil {
 		return api.Stats{}, err
 	}
+	st.ICMPTooBigSent = st.Events["icmp_too_big"]
 	if st.ConnTables, err = d.conntable.views(d.dp); err != nil {
 		return api.Stats{}, err
 	}

@@ -36,6 +36,7 @@ type collector struct {
 	realUp                                       *prometheus.Desc
 	drops, verdicts, up, scrapeErrors            *prometheus.Desc
 	redirectTxFailed, redirectErrors, icmpTooBig *prometheus.Desc
+	events                                       *prometheus.Desc
 	conntable                                    connTableMetrics
 }
 
@@ -75,6 +76,8 @@ func newCollector(d counterSource) *collector {
 			"Redirects the kernel refused at once, lost silently (e.g. into a veth whose peer has no XDP program and GRO off, kernel 6.3+)."),
 		icmpTooBig: desc("icmp_too_big_sent_total",
 			"ICMP fragmentation-needed / Packet Too Big errors sent for packets above the egress MTU."),
+		events: desc("events_total",
+			"What the data path did besides forwarding: icmp_too_big, toa_added, toa_no_room (a TOA not added: the options were full), proxy_header_sent (again for a retransmitted first segment), mss_lowered.", "event"),
 		conntable: newConnTableMetrics(),
 	}
 }
@@ -82,7 +85,7 @@ func newCollector(d counterSource) *collector {
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.svcNoLport, c.localIPNoLport, c.realPackets, c.realBytes,
 		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors,
-		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig} {
+		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig, c.events} {
 		ch <- d
 	}
 	c.conntable.describe(ch)
@@ -130,6 +133,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.redirectTxFailed, stats.RedirectTxFailed)
 		counter(c.redirectErrors, stats.RedirectErrors)
 		counter(c.icmpTooBig, stats.ICMPTooBigSent)
+		for name, n := range stats.Events {
+			counter(c.events, n, name)
+		}
 		c.conntable.collect(ch, stats.ConnTables)
 		for _, l := range stats.LocalIPs {
 			counter(c.localIPNoLport, l.NoLport, l.Address.String())

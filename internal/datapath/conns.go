@@ -31,6 +31,12 @@ func (t *ctTable) entryOf(i uint32, h ctHead, now uint32) loadbalancer.ConnEntry
 		ServiceID: h.svcID,
 		RealID:    e.RealId,
 	}
+	switch {
+	case h.flags&ctFProxy != 0:
+		c.ClientAddress = loadbalancer.ClientAddressProxyV2
+	case h.flags&ctFTOA != 0:
+		c.ClientAddress = loadbalancer.ClientAddressTOA
+	}
 	if t.v6 {
 		s := t.slot6(i)
 		c.Proto = loadbalancer.Proto(s.Key.Proto)

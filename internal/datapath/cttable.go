@@ -44,6 +44,8 @@ const (
 var (
 	ctFReverse = uint8(xlbCtFlagsCT_F_REVERSE) // an entry of the real -> local IP direction
 	ctFUsed    = uint8(xlbCtFlagsCT_F_USED)
+	ctFTOA     = uint8(xlbCtFlagsCT_F_TOA)
+	ctFProxy   = uint8(xlbCtFlagsCT_F_PROXY)
 	ctFBusy    = uint8(xlbCtFlagsCT_F_BUSY)
 )
 
@@ -291,11 +293,11 @@ func (t *ctTable) publish(i uint32, k ctKey, e xlbCtEntry, addr [4]uint32) {
 	if t.v6 {
 		s := t.slot6(i)
 		s.Key, s.Addr6 = k.v6, addr
-		s.Ext, s.Reserved = xlbCt6Slot{}.Ext, [12]uint32{}
+		s.Ext, s.Reserved = xlbCt6Slot{}.Ext, xlbCt6Slot{}.Reserved
 	} else {
 		s := t.slot4(i)
 		s.Key, s.Addr4, s.Pad = k.v4, addr[0], 0
-		s.Ext, s.Reserved = xlbCt4Slot{}.Ext, [4]uint32{}
+		s.Ext, s.Reserved = xlbCt4Slot{}.Ext, xlbCt4Slot{}.Reserved
 	}
 	ent := t.entry(i)
 	ent.RealId, ent.Port, ent.Peer = e.RealId, e.Port, e.Peer

@@ -116,6 +116,9 @@ func Load(opts Options) (*Datapath, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := setKernelFeatures(spec); err != nil {
+		return nil, err
+	}
 	if err := checkTables(spec, opts.PinPath, d.conns, opts.DropIncompatible); err != nil {
 		return nil, err
 	}

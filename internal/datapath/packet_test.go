@@ -25,6 +25,8 @@ type pkt struct {
 	ttl            uint8  // 0 = 64
 	flags          string // TCP flags: any of "SAFRP"
 	seq            uint32
+	ack            uint32 // with flag A; 0 = 1
+	options        []layers.TCPOption
 	payload        []byte
 	noUDPChecksum  bool   // IPv4 UDP without checksum
 	ipOptions      bool   // IPv4 with 4 bytes of options (NOPs)
@@ -56,12 +58,12 @@ func (p pkt) l4Layer(net gopacket.NetworkLayer) gopacket.SerializableLayer {
 	switch p.proto {
 	case loadbalancer.TCP:
 		tcp := &layers.TCP{SrcPort: layers.TCPPort(p.src.Port()), DstPort: layers.TCPPort(p.dst.Port()),
-			Seq: p.seq, Window: 64240,
+			Seq: p.seq, Window: 64240, Options: p.options,
 			SYN: strings.Contains(p.flags, "S"), ACK: strings.Contains(p.flags, "A"),
 			FIN: strings.Contains(p.flags, "F"), RST: strings.Contains(p.flags, "R"),
 			PSH: strings.Contains(p.flags, "P")}
 		if tcp.ACK {
-			tcp.Ack = 1
+			tcp.Ack = max(p.ack, 1)
 		}
 		_ = tcp.SetNetworkLayerForChecksum(net)
 		return tcp

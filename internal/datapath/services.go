@@ -22,7 +22,7 @@ func serviceMapKey(k loadbalancer.ServiceKey) xlbServiceKey {
 func (d *Datapath) AddService(s loadbalancer.Service) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := s.Validate(); err != nil {
+	if err := validateService(s); err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
 	if _, ok := d.reg.services[s.Key]; ok {
@@ -61,7 +61,7 @@ func (d *Datapath) AddService(s loadbalancer.Service) error {
 func (d *Datapath) UpdateService(s loadbalancer.Service) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := s.Validate(); err != nil {
+	if err := validateService(s); err != nil {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
 	}
 	st, ok := d.reg.services[s.Key]
@@ -87,6 +87,46 @@ func (d *Datapath) UpdateService(s loadbalancer.Service) error {
 	return nil
 }
 
+// validateService checks a service against the model and against what
+// the running kernel can do.
+func validateService(s loadbalancer.Service) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.ClientAddress != loadbalancer.ClientAddressNone {
+		return checkClientAddress()
+	}
+	return nil
+}
+
+// Service flags (enum xlb_svc_flags, from the object).
+const (
+	svcFlagTOA     = uint8(xlbXlbSvcFlagsXLB_SVC_F_TOA)
+	svcFlagProxyV2 = uint8(xlbXlbSvcFlagsXLB_SVC_F_PROXY_V2)
+)
+
+// serviceFlags is the flags byte of a service's entry.
+func serviceFlags(s loadbalancer.Service) uint8 {
+	switch s.ClientAddress {
+	case loadbalancer.ClientAddressTOA:
+		return svcFlagTOA
+	case loadbalancer.ClientAddressProxyV2:
+		return svcFlagProxyV2
+	}
+	return 0
+}
+
+// clientAddressOf reads the client address way back from flags.
+func clientAddressOf(flags uint8) loadbalancer.ClientAddress {
+	switch {
+	case flags&svcFlagProxyV2 != 0:
+		return loadbalancer.ClientAddressProxyV2
+	case flags&svcFlagTOA != 0:
+		return loadbalancer.ClientAddressTOA
+	}
+	return loadbalancer.ClientAddressNone
+}
+
 // writeService writes everything a service entry refers to (local IPs,
 // its key by id, its schedule table) before the entry itself, so that a
 // packet that finds the entry finds all of it.
@@ -106,7 +146,7 @@ func (d *Datapath) writeService(st *serviceState, reals []realState) error {
 		return err
 	}
 	val := xlbService{Id: st.id, Sched: uint8(st.svc.Scheduler), LaddrCount: uint16(len(laddrIDs)),
-		PersistTimeout: st.svc.Persistent}
+		PersistTimeout: st.svc.Persistent, Flags: serviceFlags(st.svc)}
 	if st.svc.Persistent > 0 {
 		val.PersistPrefix = st.svc.PersistBits()
 	}

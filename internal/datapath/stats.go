@@ -100,14 +100,35 @@ func sumPerCPU(m *ebpf.Map, n int) ([]uint64, error) {
 	return out, nil
 }
 
+// EventNames names the data path's events (enum xlb_event), indexed by
+// value, as the metrics and the CLI show them.
+var EventNames = []string{
+	"icmp_too_big",      // ICMP frag needed / packet too big sent (pmtu.h)
+	"toa_added",         // a TOA option added to a client's segment
+	"toa_no_room",       // ... not added: the segment's options were full
+	"proxy_header_sent", // a PROXY v2 header put ahead of a client's data
+	"mss_lowered",       // a real's SYN-ACK MSS lowered for TOA / PROXY v2
+}
+
+// Events returns how often each of the data path's events happened, by
+// name (EventNames).
+func (d *Datapath) Events() (map[string]uint64, error) {
+	counts, err := sumPerCPU(d.objs.EventStats, int(xlbXlbEventEVENT_MAX))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(EventNames))
+	for i, name := range EventNames {
+		out[name] = counts[i]
+	}
+	return out, nil
+}
+
 // ICMPTooBigSent returns how many ICMP fragmentation-needed and Packet
 // Too Big errors the data path has sent (pmtu.h).
 func (d *Datapath) ICMPTooBigSent() (uint64, error) {
-	counts, err := sumPerCPU(d.objs.EventStats, int(xlbXlbEventEVENT_MAX))
-	if err != nil {
-		return 0, err
-	}
-	return counts[xlbXlbEventEVENT_ICMP_TOO_BIG], nil
+	ev, err := d.Events()
+	return ev["icmp_too_big"], err
 }
 
 // Drops returns the packets dropped so far, by reason.

@@ -82,3 +82,17 @@ func TestDropReasonNamesMatchC(t *testing.T) {
 		t.Errorf("C has %d drop reasons, Go names %d", seen, len(DropReasonNames))
 	}
 }
+
+// TestEventNamesMatchC checks that every event of enum xlb_event has a
+// name, in the enum's order.
+func TestEventNamesMatchC(t *testing.T) {
+	if len(EventNames) != int(xlbXlbEventEVENT_MAX) {
+		t.Fatalf("%d event names, C has %d events", len(EventNames), xlbXlbEventEVENT_MAX)
+	}
+	for i, c := range []xlbXlbEvent{xlbXlbEventEVENT_ICMP_TOO_BIG, xlbXlbEventEVENT_TOA_ADDED,
+		xlbXlbEventEVENT_TOA_NO_ROOM, xlbXlbEventEVENT_PROXY_HDR_SENT, xlbXlbEventEVENT_MSS_LOWERED} {
+		if int(c) != i {
+			t.Errorf("event %s is %d in C, at %d in EventNames", EventNames[i], c, i)
+		}
+	}
+}

@@ -39,11 +39,13 @@ type xlbCt4Slot struct {
 	Ext   struct {
 		_         structs.HostLayout
 		SeqDelta  uint32
+		HdrSeq    uint32
 		OwnerNode uint16
 		HdrState  uint8
 		Pad       uint8
+		Reserved  uint32
 	}
-	Reserved [4]uint32
+	Reserved [2]uint32
 }
 
 type xlbCt6Key struct {
@@ -64,11 +66,13 @@ type xlbCt6Slot struct {
 	Ext   struct {
 		_         structs.HostLayout
 		SeqDelta  uint32
+		HdrSeq    uint32
 		OwnerNode uint16
 		HdrState  uint8
 		Pad       uint8
+		Reserved  uint32
 	}
-	Reserved [12]uint32
+	Reserved [10]uint32
 }
 
 type xlbCtEntry struct {
@@ -89,6 +93,16 @@ const (
 	xlbCtFlagsCT_F_PERSIST xlbCtFlags = 2
 	xlbCtFlagsCT_F_USED    xlbCtFlags = 4
 	xlbCtFlagsCT_F_BUSY    xlbCtFlags = 8
+	xlbCtFlagsCT_F_TOA     xlbCtFlags = 16
+	xlbCtFlagsCT_F_PROXY   xlbCtFlags = 32
+)
+
+type xlbCtHdrState uint32
+
+const (
+	xlbCtHdrStateCT_HDR_WAIT  xlbCtHdrState = 0
+	xlbCtHdrStateCT_HDR_ARMED xlbCtHdrState = 1
+	xlbCtHdrStateCT_HDR_ACKED xlbCtHdrState = 2
 )
 
 type xlbCtScratch struct {
@@ -198,6 +212,21 @@ type xlbSvcTimeouts struct {
 	Secs [5]uint32
 }
 
+type xlbTcpEdit struct {
+	_       structs.HostLayout
+	SeqAdd  uint32
+	AckBase uint32
+	AckCut  uint16
+	MssCut  uint16
+	Insert  uint8
+	Family  uint8
+	Cport   uint16
+	Vport   uint16
+	Pad     [2]uint8
+	Client  xlbXlbAddr
+	Vip     xlbXlbAddr
+}
+
 type xlbXlbAddr struct {
 	_ structs.HostLayout
 	W [4]uint32
@@ -293,8 +322,12 @@ const (
 type xlbXlbEvent uint32
 
 const (
-	xlbXlbEventEVENT_ICMP_TOO_BIG xlbXlbEvent = 0
-	xlbXlbEventEVENT_MAX          xlbXlbEvent = 1
+	xlbXlbEventEVENT_ICMP_TOO_BIG   xlbXlbEvent = 0
+	xlbXlbEventEVENT_TOA_ADDED      xlbXlbEvent = 1
+	xlbXlbEventEVENT_TOA_NO_ROOM    xlbXlbEvent = 2
+	xlbXlbEventEVENT_PROXY_HDR_SENT xlbXlbEvent = 3
+	xlbXlbEventEVENT_MSS_LOWERED    xlbXlbEvent = 4
+	xlbXlbEventEVENT_MAX            xlbXlbEvent = 5
 )
 
 type xlbXlbFamily uint32
@@ -336,6 +369,14 @@ const (
 	xlbXlbStageXLB_STAGE_MAX      xlbXlbStage = 8
 )
 
+type xlbXlbSvcFlags uint32
+
+const (
+	xlbXlbSvcFlagsXLB_SVC_F_TOA       xlbXlbSvcFlags = 1
+	xlbXlbSvcFlagsXLB_SVC_F_PROXY_V2  xlbXlbSvcFlags = 2
+	xlbXlbSvcFlagsXLB_SVC_F_SYN_PROXY xlbXlbSvcFlags = 4
+)
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -365,6 +406,7 @@ const (
 	xlbMapSvcNoLport       = "svc_no_lport"
 	xlbMapSvcStats         = "svc_stats"
 	xlbMapSvcVips          = "svc_vips"
+	xlbMapTcpEdits         = "tcp_edits"
 	xlbMapTxPorts          = "tx_ports"
 	xlbMapVerdictStats     = "verdict_stats"
 	xlbProgXlbXdp          = "xlb_xdp"
@@ -372,6 +414,7 @@ const (
 	xlbVarAddrFlagsType    = "addr_flags_type"
 	xlbVarCtConstsType     = "ct_consts_type"
 	xlbVarCtFlagsType      = "ct_flags_type"
+	xlbVarCtHdrStateType   = "ct_hdr_state_type"
 	xlbVarCtStatType       = "ct_stat_type"
 	xlbVarCtStateType      = "ct_state_type"
 	xlbVarDropReasonType   = "drop_reason_type"
@@ -381,12 +424,14 @@ const (
 	xlbVarRealFlagsType    = "real_flags_type"
 	xlbVarSchedType        = "sched_type"
 	xlbVarStageType        = "stage_type"
+	xlbVarSvcFlagsType     = "svc_flags_type"
 	xlbVarXlbCfg           = "xlb_cfg"
 	xlbVarXlbFrags         = "xlb_frags"
 	xlbVarXlbStageClock    = "xlb_stage_clock"
 	xlbVarXlbStageNs       = "xlb_stage_ns"
 	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
 	xlbVarXlbTimeStages    = "xlb_time_stages"
+	xlbVarXlbXdpBytes      = "xlb_xdp_bytes"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -463,6 +508,7 @@ type xlbMapSpecs struct {
 	SvcNoLport      *ebpf.MapSpec `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.MapSpec `ebpf:"svc_stats"`
 	SvcVips         *ebpf.MapSpec `ebpf:"svc_vips"`
+	TcpEdits        *ebpf.MapSpec `ebpf:"tcp_edits"`
 	TxPorts         *ebpf.MapSpec `ebpf:"tx_ports"`
 	VerdictStats    *ebpf.MapSpec `ebpf:"verdict_stats"`
 }
@@ -475,6 +521,7 @@ type xlbVariableSpecs struct {
 	AddrFlagsType    *ebpf.VariableSpec `ebpf:"addr_flags_type"`
 	CtConstsType     *ebpf.VariableSpec `ebpf:"ct_consts_type"`
 	CtFlagsType      *ebpf.VariableSpec `ebpf:"ct_flags_type"`
+	CtHdrStateType   *ebpf.VariableSpec `ebpf:"ct_hdr_state_type"`
 	CtStatType       *ebpf.VariableSpec `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
@@ -484,12 +531,14 @@ type xlbVariableSpecs struct {
 	RealFlagsType    *ebpf.VariableSpec `ebpf:"real_flags_type"`
 	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
 	StageType        *ebpf.VariableSpec `ebpf:"stage_type"`
+	SvcFlagsType     *ebpf.VariableSpec `ebpf:"svc_flags_type"`
 	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
 	XlbFrags         *ebpf.VariableSpec `ebpf:"xlb_frags"`
 	XlbStageClock    *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
 	XlbTimeStages    *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
+	XlbXdpBytes      *ebpf.VariableSpec `ebpf:"xlb_xdp_bytes"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -537,6 +586,7 @@ type xlbMaps struct {
 	SvcNoLport      *ebpf.Map `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.Map `ebpf:"svc_stats"`
 	SvcVips         *ebpf.Map `ebpf:"svc_vips"`
+	TcpEdits        *ebpf.Map `ebpf:"tcp_edits"`
 	TxPorts         *ebpf.Map `ebpf:"tx_ports"`
 	VerdictStats    *ebpf.Map `ebpf:"verdict_stats"`
 }
@@ -568,6 +618,7 @@ func (m *xlbMaps) Close() error {
 		m.SvcNoLport,
 		m.SvcStats,
 		m.SvcVips,
+		m.TcpEdits,
 		m.TxPorts,
 		m.VerdictStats,
 	)
@@ -581,6 +632,7 @@ type xlbVariables struct {
 	AddrFlagsType    *ebpf.Variable `ebpf:"addr_flags_type"`
 	CtConstsType     *ebpf.Variable `ebpf:"ct_consts_type"`
 	CtFlagsType      *ebpf.Variable `ebpf:"ct_flags_type"`
+	CtHdrStateType   *ebpf.Variable `ebpf:"ct_hdr_state_type"`
 	CtStatType       *ebpf.Variable `ebpf:"ct_stat_type"`
 	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
 	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
@@ -590,12 +642,14 @@ type xlbVariables struct {
 	RealFlagsType    *ebpf.Variable `ebpf:"real_flags_type"`
 	SchedType        *ebpf.Variable `ebpf:"sched_type"`
 	StageType        *ebpf.Variable `ebpf:"stage_type"`
+	SvcFlagsType     *ebpf.Variable `ebpf:"svc_flags_type"`
 	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
 	XlbFrags         *ebpf.Variable `ebpf:"xlb_frags"`
 	XlbStageClock    *ebpf.Variable `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.Variable `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
 	XlbTimeStages    *ebpf.Variable `ebpf:"xlb_time_stages"`
+	XlbXdpBytes      *ebpf.Variable `ebpf:"xlb_xdp_bytes"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.

@@ -72,4 +72,7 @@ type ConnEntry struct {
 	// Timeout is how long the entry lives without packets in its state:
 	// its service's own timeout, or the global one.
 	Timeout time.Duration
+	// ClientAddress is how the connection gives the real the client's
+	// address: its service's way when it opened.
+	ClientAddress ClientAddress
 }

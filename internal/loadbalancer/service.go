@@ -43,6 +43,9 @@ type Service struct {
 	// Timeouts are the service's own state timeouts; a zero one is the
 	// global timeout of its state (Settings).
 	Timeouts StateTimeouts
+	// ClientAddress is how the reals learn the client's address (TCP
+	// only). A change applies to connections opened after it.
+	ClientAddress ClientAddress
 }
 
 // PersistBits is the length of the client prefix persistence groups by,
@@ -87,6 +90,12 @@ func (s *Service) Validate() error {
 	}
 	if err := s.Timeouts.Validate(); err != nil {
 		return fmt.Errorf("timeouts: %w", err)
+	}
+	if !s.ClientAddress.Valid() {
+		return fmt.Errorf("client address %d: want none, toa or proxy-v2", s.ClientAddress)
+	}
+	if s.ClientAddress != ClientAddressNone && k.Proto != TCP {
+		return fmt.Errorf("client_address %s: TCP services only", s.ClientAddress)
 	}
 	return nil
 }
