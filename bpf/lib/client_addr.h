@@ -58,7 +58,7 @@ static __always_inline void client_addr_open(struct ct_entry *slot,
 	if ((void *)(tcp + 1) > pkt->data_end)
 		return;
 	ext = ct_ext_of(slot, family);
-	ext->hdr_seq = bpf_ntohl(tcp->seq) + 1;
+	*ct_hdr_seq_of(slot, family) = bpf_ntohl(tcp->seq) + 1;
 	ext->hdr_state = CT_HDR_ARMED;
 }
 
@@ -79,7 +79,7 @@ client_addr_forward(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 		return;
 	ext = ct_ext_of(e, family);
 	if (e->flags & CT_F_PROXY) {
-		if (bpf_ntohl(tcp->seq) != ext->hdr_seq ||
+		if (bpf_ntohl(tcp->seq) != *ct_hdr_seq_of(e, family) ||
 		    ext->hdr_state == CT_HDR_ACKED) {
 			insert = TCP_INSERT_NONE;
 		} else if (pkt->tcp_flags & XLB_TCP_RST) {
@@ -89,7 +89,7 @@ client_addr_forward(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 		}
 	} else {
 		if (ext->hdr_state != CT_HDR_ARMED ||
-		    bpf_ntohl(tcp->ack_seq) != ext->hdr_seq ||
+		    bpf_ntohl(tcp->ack_seq) != *ct_hdr_seq_of(e, family) ||
 		    !(pkt->tcp_flags & XLB_TCP_ACK) ||
 		    (pkt->tcp_flags & XLB_TCP_RST))
 			return;
@@ -133,9 +133,8 @@ client_addr_reply(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 		fwd = ct_slot(e->peer, family);
 		if (fwd &&
 		    (fwd->flags & (CT_F_TOA | CT_F_REVERSE)) == CT_F_TOA) {
-			ext = ct_ext_of(fwd, family);
-			ext->hdr_seq = bpf_ntohl(tcp->seq) + 1;
-			ext->hdr_state = CT_HDR_ARMED;
+			*ct_hdr_seq_of(fwd, family) = bpf_ntohl(tcp->seq) + 1;
+			ct_ext_of(fwd, family)->hdr_state = CT_HDR_ARMED;
 		}
 		len = tcp_insert_len(TCP_INSERT_TOA, family);
 	} else {
@@ -143,8 +142,8 @@ client_addr_reply(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 		/* the real took the header: no more copies of it */
 		if (ext->hdr_state != CT_HDR_ACKED &&
 		    (pkt->tcp_flags & XLB_TCP_ACK) &&
-		    (__s32)(bpf_ntohl(tcp->ack_seq) - ext->hdr_seq) >=
-			    (__s32)len) {
+		    (__s32)(bpf_ntohl(tcp->ack_seq) -
+			    *ct_hdr_seq_of(e, family)) >= (__s32)len) {
 			ext->hdr_state = CT_HDR_ACKED;
 			fwd = ct_slot(e->peer, family);
 			if (fwd && (fwd->flags & (CT_F_PROXY | CT_F_REVERSE)) ==
@@ -159,7 +158,7 @@ client_addr_reply(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 	if (syn_ack)
 		ed->mss_cut = len;
 	if (e->flags & CT_F_PROXY) {
-		ed->ack_base = ext->hdr_seq;
+		ed->ack_base = *ct_hdr_seq_of(e, family);
 		ed->ack_cut = len;
 	}
 }

@@ -401,12 +401,14 @@ static __always_inline void ct_publish(struct ct_entry *slot,
 		s->key = k->v4;
 		s->addr4 = addr->w[0];
 		__builtin_memset(&s->ext, 0, sizeof(s->ext));
+		s->reserved[0] = 0;
 	} else {
 		struct ct6_slot *s = (struct ct6_slot *)slot;
 
 		s->key = k->v6;
 		__builtin_memcpy(s->addr6, addr->w, sizeof(s->addr6));
 		__builtin_memset(&s->ext, 0, sizeof(s->ext));
+		s->reserved[0] = 0;
 	}
 	h.f.last_seen = e->last_seen;
 	h.f.state = e->state;
@@ -422,6 +424,18 @@ static __always_inline struct ct_ext *ct_ext_of(struct ct_entry *e,
 	if (family == XLB_AF_INET)
 		return &((struct ct4_slot *)e)->ext;
 	return &((struct ct6_slot *)e)->ext;
+}
+
+/* ct_hdr_seq_of returns where the entry e begins keeps its TOA or PROXY
+ * v2 sequence number (client_addr.h): TOA, the real's ISN + 1 (forward
+ * entry); PROXY v2, the client's ISN + 1, where the header goes. The
+ * slot's first reserved word: see struct ct_ext. */
+static __always_inline __u32 *ct_hdr_seq_of(struct ct_entry *e,
+					    const __u8 family)
+{
+	if (family == XLB_AF_INET)
+		return &((struct ct4_slot *)e)->reserved[0];
+	return &((struct ct6_slot *)e)->reserved[0];
 }
 
 /* ct_addr reads the address an entry stores (local IP or client). */

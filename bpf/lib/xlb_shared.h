@@ -190,17 +190,15 @@ struct ct_entry {
 	__u32 peer;  /* slot of the connection's entry of the other direction */
 };
 
-/* What a connection keeps besides its addresses, in both of its
- * entries unless said otherwise (client_addr.h). Zero for a plain one. */
+/* Per-connection room for what later features keep; zero until then. A
+ * slot's layout is stamped (internal/datapath/layout.go): a field added
+ * or renamed here makes every pinned table incompatible, so later fields
+ * take a slot's reserved words, through accessors (ct_table.h). */
 struct ct_ext {
-	__u32 seq_delta; /* SYN proxy: sequence-number offset */
-	/* TOA: the real's ISN + 1 (forward entry), learnt from its SYN-ACK;
-	 * PROXY v2: the client's ISN + 1, where the header goes */
-	__u32 hdr_seq;
+	__u32 seq_delta;  /* SYN proxy: sequence-number offset */
 	__u16 owner_node; /* connection sync: the node that made the entry */
-	__u8 hdr_state;	  /* enum ct_hdr_state (forward entry) */
+	__u8 hdr_state;	  /* TOA / PROXY v2: enum ct_hdr_state */
 	__u8 pad;
-	__u32 reserved; /* zero */
 };
 
 /* ct_ext.hdr_state of a TOA or PROXY v2 connection. */
@@ -217,8 +215,8 @@ struct ct4_slot {
 	struct ct4_key key; /* 16: 16 bytes */
 	__be32 addr4;	    /* 32: forward: local IPv4; reverse: client */
 	__u32 pad;	    /* 36 */
-	struct ct_ext ext;  /* 40: 16 bytes */
-	__u32 reserved[2];  /* 56: 8 bytes, zero */
+	struct ct_ext ext;  /* 40: 8 bytes */
+	__u32 reserved[4]; /* 48: 16 bytes; [0]: ct_hdr_seq_of, the rest zero */
 };
 
 /* One IPv6 slot: two cache lines, one 128-byte pair. */
@@ -226,8 +224,9 @@ struct ct6_slot {
 	struct ct_entry ct; /*  0: 16 bytes */
 	struct ct6_key key; /* 16: 40 bytes */
 	__be32 addr6[4];    /* 56: forward: local IPv6; reverse: client */
-	struct ct_ext ext;  /* 72: 16 bytes */
-	__u32 reserved[10]; /* 88: 40 bytes, zero */
+	struct ct_ext ext;  /* 72: 8 bytes */
+	__u32 reserved
+		[12]; /* 80: 48 bytes; [0]: ct_hdr_seq_of, the rest zero */
 };
 
 /* Per-service and per-real counters (per CPU, summed by Go). "in" is the

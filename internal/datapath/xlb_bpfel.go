@@ -39,13 +39,11 @@ type xlbCt4Slot struct {
 	Ext   struct {
 		_         structs.HostLayout
 		SeqDelta  uint32
-		HdrSeq    uint32
 		OwnerNode uint16
 		HdrState  uint8
 		Pad       uint8
-		Reserved  uint32
 	}
-	Reserved [2]uint32
+	Reserved [4]uint32
 }
 
 type xlbCt6Key struct {
@@ -66,13 +64,11 @@ type xlbCt6Slot struct {
 	Ext   struct {
 		_         structs.HostLayout
 		SeqDelta  uint32
-		HdrSeq    uint32
 		OwnerNode uint16
 		HdrState  uint8
 		Pad       uint8
-		Reserved  uint32
 	}
-	Reserved [10]uint32
+	Reserved [12]uint32
 }
 
 type xlbCtEntry struct {
