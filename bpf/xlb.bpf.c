@@ -9,6 +9,7 @@
  *                                     entry; lib/conntrack.h: state timeouts
  *   new connection   lib/sched.h      service lookup, real from the table
  *                    lib/conntrack.h  local IP and port, both entries stored
+ *   SYN proxy        lib/synproxy.h   cookies, the real's handshake, shifts
  *   client address   lib/client_addr.h TOA or PROXY v2: what to edit
  *   next hop         lib/fib.h        FIB lookup (cached), unresolved: drop
  *   too big          lib/pmtu.h       ICMP frag needed / packet too big
@@ -46,6 +47,7 @@
 #include "lib/icmp.h"
 #include "lib/tcp_edit.h"
 #include "lib/client_addr.h"
+#include "lib/synproxy.h"
 #include "lib/stages.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -88,11 +90,16 @@ static __noinline int forward_to_real(struct xdp_md *ctx, struct pkt *pkt,
 	__u32 real_id = e->real_id;
 	struct real *real;
 
+	int ret;
+
 	real = bpf_map_lookup_elem(&reals, &real_id);
 	if (!real)
 		return count_drop(DROP_NO_REAL);
 	if (real->port)
 		to.dport = real->port;
+	ret = synproxy_forward(ctx, pkt, e, new_conn, family);
+	if (ret >= 0)
+		return ret;
 	if (!new_conn && ct_hold_due(e->last_seen, now)) {
 		if (!ct_hold_reverse(pkt, e, &real->addr, to.dport, now,
 				     family))
@@ -119,10 +126,14 @@ static __noinline int reply_to_client(struct xdp_md *ctx, struct pkt *pkt,
 	 * with a spilled register: see ct_scratch_of */
 	__u64 svc_id = e->svc_id;
 	struct service_key *svc;
+	int ret;
 
 	svc = bpf_map_lookup_elem(&svc_vips, &svc_id);
 	if (!svc)
 		return XDP_PASS;
+	ret = synproxy_reply(pkt, e, family);
+	if (ret != XLB_CONTINUE)
+		return ret;
 	ct_track(e, pkt, now);
 	client_addr_reply(pkt, e, family);
 
@@ -178,7 +189,7 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	stage_end(XLB_STAGE_TIMER);
 	/* only a SYN opens a TCP connection, as in IPVS: anything else
 	 * without one (a stray ACK, RST or FIN, a scan) is not forwarded */
-	if (t->proto == IPPROTO_TCP &&
+	if (t->proto == IPPROTO_TCP && !pkt->cookie_ok &&
 	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
 			       XLB_TCP_FIN)) != XLB_TCP_SYN) {
 		/* without even an expired entry: it was flushed (or never
@@ -249,7 +260,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 	state = ct_initial_state(pkt);
 	entry.last_seen = now;
 	entry.state = state;
-	entry.flags = CT_F_REVERSE | client_addr_flags(svc, pkt);
+	entry.flags = CT_F_REVERSE | client_addr_flags(svc, pkt) |
+		      (pkt->cookie_ok ? CT_F_SYNPROXY : 0);
 	entry.svc_id = svc->id;
 	entry.real_id = real_id;
 	entry.port = t->sport;
@@ -298,7 +310,14 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	e = ct_find(&probe, pkt->now, family);
 	if (!probe.seen)
 		pkt->ct_miss = 1;
-	if (e && !ct_reopens(e, pkt)) {
+	/* a closing SYN-proxied connection's port reused: the new one's
+	 * ACK returns a cookie */
+	if (e && (e->flags & CT_F_SYNPROXY) && e->state >= CT_FIN &&
+	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
+			       XLB_TCP_FIN)) == XLB_TCP_ACK &&
+	    !xlb_synproxy_check(ctx, pkt->l3_off, pkt->l4_off, family))
+		pkt->cookie_ok = 1;
+	if (e && !pkt->cookie_ok && !ct_reopens(e, pkt)) {
 		if (e->flags & CT_F_REVERSE)
 			return reply_to_client(ctx, pkt, e, family);
 		ret = forward_to_real(ctx, pkt, e, false, family);
@@ -314,6 +333,12 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	svc = service_lookup(t);
 	if (!svc)
 		return XDP_PASS;
+	if ((svc->flags & XLB_SVC_F_SYN_PROXY) && t->proto == IPPROTO_TCP &&
+	    !pkt->cookie_ok) {
+		ret = synproxy_new(ctx, pkt);
+		if (ret != XLB_CONTINUE)
+			return ret;
+	}
 	ret = new_connection(pkt, svc, &probe, e, family);
 	if (ret >= 0)
 		return ret;
@@ -353,7 +378,13 @@ int xlb_xdp(struct xdp_md *ctx)
 	if (verdict == XLB_TOO_BIG) {
 		verdict = pmtu_too_big(ctx, &pkt);
 	} else {
-		if (pkt.edit && verdict == XDP_REDIRECT)
+		if (verdict == XLB_SYNACK)
+			verdict = xlb_synproxy_synack(ctx, &pkt);
+		else if (verdict == XLB_PROXY_ACK)
+			verdict = xlb_synproxy_ack(ctx, &pkt);
+		else if (pkt.edit == TCP_EDIT_TO_SYN && verdict == XDP_REDIRECT)
+			verdict = xlb_synproxy_syn(ctx, &pkt);
+		else if (pkt.edit && verdict == XDP_REDIRECT)
 			verdict = xlb_tcp_edit(ctx, &pkt);
 		if (pkt.csum_off)
 			verdict = nat_finish(ctx, &pkt, verdict);

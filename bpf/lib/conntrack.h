@@ -103,7 +103,9 @@ static __always_inline void ct_track(struct ct_entry *e, const struct pkt *pkt,
 			state = CT_CLOSE;
 		else if ((flags & XLB_TCP_FIN) && state != CT_CLOSE)
 			state = CT_FIN;
-		else if (state == CT_SYN_SENT && (flags & XLB_TCP_ACK))
+		else if (state == CT_SYN_SENT && (flags & XLB_TCP_ACK) &&
+			 !(e->flags & CT_F_SYNPROXY))
+			/* a SYN-proxied one: when the real answers */
 			state = CT_ESTABLISHED;
 	}
 	if (state != e->state)

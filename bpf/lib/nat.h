@@ -164,7 +164,7 @@ full:
 static __noinline int nat_finish(struct xdp_md *ctx, struct pkt *pkt,
 				 int verdict)
 {
-	if (verdict != XDP_REDIRECT)
+	if (verdict != XDP_REDIRECT && verdict != XDP_TX)
 		return verdict;
 	/* pkt->tuple is the rewritten packet's */
 	if (l4_csum_fill(ctx, pkt->l4_off, pkt->l4_len,

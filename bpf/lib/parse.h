@@ -55,8 +55,10 @@ struct pkt {
 	__u8 ct_miss; /* the connection lookup found no entry at all (an
 		       * expired one is not a miss): process_flow */
 	__u16 mtu;    /* with XLB_TOO_BIG: the egress MTU the packet exceeds */
-	__u8 edit; /* this CPU's struct tcp_edit is the packet's (tcp_edit.h) */
-	__u8 grow; /* bytes that edit adds to the packet */
+	__u8 edit;    /* enum tcp_edit_op: this CPU's struct tcp_edit is the
+		    * packet's (tcp_edit.h) */
+	__u8 grow;    /* bytes that edit adds to the packet */
+	__u8 cookie_ok; /* a TCP ACK that returned a SYN cookie (synproxy.h) */
 };
 
 #define XLB_TCP_FIN 0x01

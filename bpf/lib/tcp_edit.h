@@ -36,6 +36,7 @@ const volatile __u32 xlb_xdp_bytes = 0;
 #define XLB_TCPOPT_NOP	   1
 #define XLB_TCPOPT_MSS	   2
 #define XLB_TCPOPT_SACK	   5
+#define XLB_TCPOPT_TS	   8
 #define XLB_TCPOPT_TOA	   254 /* DPVS's TOA: kind 254 */
 #define XLB_TOA4_LEN	   8   /* kind, length, port, IPv4 address */
 #define XLB_TOA6_LEN	   20  /* kind, length, port, IPv6 address */
@@ -57,20 +58,40 @@ enum tcp_insert {
  * acknowledgement number or SACK edge x becomes, with d = x - ack_base:
  * x - ack_cut if d >= ack_cut, ack_base if 0 <= d < ack_cut, else x (the
  * real's view of the client's bytes has ack_cut bytes more from
- * ack_base on: the PROXY header). */
+ * ack_base on: the PROXY header); then ack_add is added (the SYN proxy's
+ * two handshakes, synproxy.h). */
 struct tcp_edit {
 	__u32 seq_add;	/* added to the sequence number */
-	__u32 ack_base; /* see above; ack_cut 0: no change */
+	__u32 ack_base; /* see above */
+	__u32 ack_add;
+	__u32 ts_val_add; /* added to a timestamps option's value */
+	__u32 ts_ecr_add; /* ... and to its echo reply */
+	__u32 peer;	  /* SYN proxy: the entry's peer slot (synproxy.h) */
 	__u16 ack_cut;
-	__u16 mss_cut; /* a SYN's MSS option lowered by this */
-	__u8 insert;   /* enum tcp_insert */
-	__u8 family;   /* of the addresses below */
-	__be16 cport;  /* the client's port and address, as the client */
-	__be16 vport;  /* sent them, and the VIP's */
-	__u8 pad[2];
+	__u16 mss_cut;	/* a SYN's MSS option lowered by this */
+	__u8 insert;	/* enum tcp_insert */
+	__u8 family;	/* of the addresses below */
+	__u8 win_shift; /* SYN proxy: the real's window scale, the
+			  * window rescaled to XLB_SYNPROXY_WSCALE; 0xff
+			  * none */
+	__u8 pad;
+	__be16 cport; /* the client's port and address, as the client */
+	__be16 vport; /* sent them, and the VIP's */
 	struct xlb_addr client;
 	struct xlb_addr vip;
 };
+
+/* pkt->edit: what kind of edit the packet has. Most change fields of a
+ * segment; the SYN proxy turns a client's cookie ACK into the SYN to the
+ * real. */
+enum tcp_edit_op {
+	TCP_EDIT_NONE = 0,
+	TCP_EDIT_FIELDS = 1, /* xlb_tcp_edit */
+	TCP_EDIT_TO_SYN = 2, /* synproxy.h: xlb_synproxy_syn */
+};
+
+#define XLB_SYNPROXY_WSCALE 7 /* the window scale the SYN proxy offers */
+#define XLB_WIN_SHIFT_NONE  0xff
 
 /* The bytes of an insert, as 16-bit words (zero past its length). */
 struct tcp_insert_bytes {
@@ -94,7 +115,8 @@ static __always_inline struct tcp_edit *tcp_edit_begin(struct pkt *pkt)
 	if (!ed)
 		return NULL;
 	__builtin_memset(ed, 0, sizeof(*ed));
-	pkt->edit = 1;
+	ed->win_shift = XLB_WIN_SHIFT_NONE;
+	pkt->edit = TCP_EDIT_FIELDS;
 	return ed;
 }
 
@@ -108,16 +130,23 @@ static __always_inline __u32 tcp_insert_len(__u8 insert, __u8 family)
 	return 0;
 }
 
-/* seq_unshift maps an acknowledgement number or SACK edge (tcp_edit). */
-static __always_inline __u32 seq_unshift(__u32 x, __u32 base, __u32 cut)
+/* ack_map maps an acknowledgement number or SACK edge (struct
+ * tcp_edit). */
+static __always_inline __u32 ack_map(__u32 x, const struct tcp_edit *ed)
 {
-	__s32 d = x - base;
+	__s32 d = x - ed->ack_base;
 
-	if (d >= (__s32)cut)
-		return x - cut;
-	if (d >= 0)
-		return base;
-	return x;
+	if (d >= (__s32)ed->ack_cut)
+		x -= ed->ack_cut;
+	else if (d >= 0)
+		x = ed->ack_base;
+	return x + ed->ack_add;
+}
+
+/* acks_mapped tells whether an edit maps acknowledgement numbers. */
+static __always_inline bool acks_mapped(const struct tcp_edit *ed)
+{
+	return ed->ack_cut || ed->ack_add;
 }
 
 /* csum_rotate returns a 32-bit word as the 16-bit sums see it at frame
@@ -160,12 +189,32 @@ __noinline int xlb_tcp_sack(struct xdp_md *ctx, __u32 off, __u32 at, __u32 elen,
 		if (i * 4 >= elen)
 			break;
 		old = edges[i];
-		edges[i] = bpf_htonl(
-			seq_unshift(bpf_ntohl(old), ed->ack_base, ed->ack_cut));
+		edges[i] = bpf_htonl(ack_map(bpf_ntohl(old), ed));
 		csum_delta_add32_at(&d, at + i * 4, old, edges[i]);
 	}
 	if (elen >= 4 && elen <= sizeof(edges))
 		bpf_xdp_store_bytes(ctx, off, edges, elen);
+	return csum_fold32(d.sum);
+}
+
+/* xlb_tcp_ts adds the edit's offsets to the value and echo reply of the
+ * timestamps option whose 8 bytes are at frame offset off (at: in the
+ * segment), and returns the change to the checksum (folded). */
+__noinline int xlb_tcp_ts(struct xdp_md *ctx, __u32 off, __u32 at,
+			  const struct tcp_edit *ed)
+{
+	struct csum_delta d = {};
+	__u32 ts[2], old[2];
+
+	if (!ed || bpf_xdp_load_bytes(ctx, off, ts, sizeof(ts)))
+		return 0;
+	old[0] = ts[0];
+	old[1] = ts[1];
+	ts[0] = bpf_htonl(bpf_ntohl(ts[0]) + ed->ts_val_add);
+	ts[1] = bpf_htonl(bpf_ntohl(ts[1]) + ed->ts_ecr_add);
+	csum_delta_add32_at(&d, at, old[0], ts[0]);
+	csum_delta_add32_at(&d, at + 4, old[1], ts[1]);
+	bpf_xdp_store_bytes(ctx, off, ts, sizeof(ts));
 	return csum_fold32(d.sum);
 }
 
@@ -207,7 +256,11 @@ __noinline int xlb_tcp_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 					    2);
 			csum_delta_add32_at(&d, next + 2, mss, lowered);
 			count_event(EVENT_MSS_LOWERED);
-		} else if (opt[0] == XLB_TCPOPT_SACK && ed->ack_cut) {
+		} else if (opt[0] == XLB_TCPOPT_TS && opt[1] == 10 &&
+			   (ed->ts_val_add || ed->ts_ecr_add)) {
+			d.sum += xlb_tcp_ts(ctx, tcp_off + next + 2, next + 2,
+					    ed);
+		} else if (opt[0] == XLB_TCPOPT_SACK && acks_mapped(ed)) {
 			d.sum += xlb_tcp_sack(ctx, tcp_off + next + 2, next + 2,
 					      opt[1] - 2, ed);
 		}
@@ -400,14 +453,22 @@ __noinline int xlb_tcp_edit(struct xdp_md *ctx, struct pkt *pkt)
 		tcp->seq = bpf_htonl(bpf_ntohl(seq) + ed->seq_add);
 		csum_delta_add32(&d, seq, tcp->seq);
 	}
-	if (ed->ack_cut && tcp->ack) {
+	if (acks_mapped(ed) && tcp->ack) {
 		ack = tcp->ack_seq;
-		tcp->ack_seq = bpf_htonl(
-			seq_unshift(bpf_ntohl(ack), ed->ack_base, ed->ack_cut));
+		tcp->ack_seq = bpf_htonl(ack_map(bpf_ntohl(ack), ed));
 		csum_delta_add32(&d, ack, tcp->ack_seq);
 	}
+	if (ed->win_shift != XLB_WIN_SHIFT_NONE) {
+		__u16 old = tcp->window;
+		__u32 win = ((__u32)bpf_ntohs(old) << (ed->win_shift & 0xf)) >>
+			    XLB_SYNPROXY_WSCALE;
+
+		tcp->window = bpf_htons(win > 0xffff ? 0xffff : win);
+		csum_delta_add16(&d, old, tcp->window);
+	}
 	hlen = tcp->doff * 4;
-	if (hlen > sizeof(*tcp) && (ed->mss_cut || ed->ack_cut)) {
+	if (hlen > sizeof(*tcp) && (ed->mss_cut || acks_mapped(ed) ||
+				    ed->ts_val_add || ed->ts_ecr_add)) {
 		d.sum += xlb_tcp_options(ctx, l4_off, hlen, ed);
 		/* the helpers may have moved the frame's data */
 		data = (void *)(long)ctx->data;

@@ -141,14 +141,16 @@ struct svc_timeouts {
 
 /* ct_entry.flags */
 enum ct_flags {
-	CT_F_REVERSE = 0x1, /* entry of the real -> local IP direction */
-	CT_F_PERSIST = 0x2, /* forward entry of a persistent service's flow */
-	CT_F_USED = 0x4,    /* the slot holds or held an entry: a probe goes
+	CT_F_REVERSE = 0x1,   /* entry of the real -> local IP direction */
+	CT_F_PERSIST = 0x2,   /* forward entry of a persistent service's flow */
+	CT_F_USED = 0x4,      /* the slot holds or held an entry: a probe goes
 			     * past it (a slot never used ends a probe) */
-	CT_F_BUSY = 0x8,    /* a CPU that claimed the slot is writing it: no
+	CT_F_BUSY = 0x8,      /* a CPU that claimed the slot is writing it: no
 			     * lookup matches it until the flag clears */
-	CT_F_TOA = 0x10,    /* the client's address goes to the real in TOA */
-	CT_F_PROXY = 0x20,  /* ... in a PROXY v2 header (sequence shifted) */
+	CT_F_TOA = 0x10,      /* the client's address goes to the real in TOA */
+	CT_F_PROXY = 0x20,    /* ... in a PROXY v2 header (sequence shifted) */
+	CT_F_SYNPROXY = 0x40, /* opened by the SYN proxy: sequence numbers
+			       * differ between the two handshakes */
 };
 
 /* Connection-table keys, one table per family so IPv4 slots stay one
@@ -266,6 +268,10 @@ enum xlb_drop_reason {
 	DROP_FRAG_NEEDED = 20, /* above the egress MTU, IPv4 without DF */
 	DROP_TOO_BIG = 21, /* above the egress MTU, ICMP error rate-limited */
 	DROP_HEADER_SPLIT = 22, /* headers run past a frame's first buffer */
+	DROP_SYNCOOKIE_INVALID = 23, /* SYN proxy: an ACK without a valid
+				      * cookie and no connection */
+	DROP_SYNPROXY_EARLY = 24,    /* SYN proxy: a client segment before the
+				   * real answered, not kept (sent again) */
 	DROP_REASON_MAX,
 };
 
@@ -278,6 +284,12 @@ enum xlb_event {
 				   * client's first byte (again when that
 				   * segment was retransmitted) */
 	EVENT_MSS_LOWERED = 4,	  /* a real's SYN-ACK MSS lowered for them */
+	EVENT_SYNCOOKIE_SENT = 5, /* SYN proxy: a SYN answered with a cookie */
+	EVENT_SYNCOOKIE_VALID = 6, /* ... an ACK returned a valid cookie: the
+				    * connection is made, a SYN to the real */
+	EVENT_SYNPROXY_OPENED = 7, /* ... the real answered: both handshakes
+				    * joined */
+	EVENT_SYNPROXY_EARLY_KEPT = 8, /* ... client data kept until then */
 	EVENT_MAX,
 };
 

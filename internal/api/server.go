@@ -206,6 +206,7 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 		if ss.ClientAddress != loadbalancer.ClientAddressNone {
 			svc.ClientAddress = ss.ClientAddress.String()
 		}
+		svc.SynProxy = ss.SynProxy
 		svc.LocalIPs = append(svc.LocalIPs, ss.LocalIPs...)
 		for _, rs := range ss.Reals {
 			svc.Reals = append(svc.Reals, Real{Address: rs.Addr, Port: rs.Port, Weight: rs.Weight,
@@ -240,6 +241,7 @@ func (s *server) listConns(w http.ResponseWriter, r *http.Request) {
 		if c.ClientAddress != loadbalancer.ClientAddressNone {
 			conn.ClientAddress = c.ClientAddress.String()
 		}
+		conn.SynProxy = c.SynProxy
 		out = append(out, conn)
 		return len(out) < maxConns
 	})

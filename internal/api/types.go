@@ -107,9 +107,11 @@ type Service struct {
 	Netmask    string `json:"netmask,omitempty"`
 	// ClientAddress is how the reals learn the client's address: toa
 	// or proxy-v2; left out for none.
-	ClientAddress string       `json:"client_address,omitempty"`
-	LocalIPs      []netip.Addr `json:"local_ips"`
-	Stats         Counters     `json:"stats"`
+	ClientAddress string `json:"client_address,omitempty"`
+	// SynProxy: SYNs are answered with SYN cookies.
+	SynProxy bool         `json:"syn_proxy,omitempty"`
+	LocalIPs []netip.Addr `json:"local_ips"`
+	Stats    Counters     `json:"stats"`
 	// NoLport counts new connections dropped as no_lport: every local
 	// port tried was held (widen local_port_range or add local IPs).
 	NoLport uint64 `json:"no_lport"`
@@ -132,6 +134,8 @@ type Conn struct {
 	// real the client's address that way (what its service had when it
 	// opened); left out for none.
 	ClientAddress string `json:"client_address,omitempty"`
+	// SynProxy: the connection was opened by the SYN proxy.
+	SynProxy bool `json:"syn_proxy,omitempty"`
 }
 
 // ApplyResult says what an apply changed, and the revision of the

@@ -181,6 +181,10 @@ type Service struct {
 	// DPVS) or proxy-v2 (the PROXY protocol v2 header). A change
 	// applies to new connections.
 	ClientAddress string `yaml:"client_address,omitempty" json:"client_address,omitempty"`
+	// SynProxy answers a TCP service's SYNs with SYN cookies and opens
+	// the connection to a real only for a client that returns one. A
+	// change applies to new connections.
+	SynProxy bool `yaml:"syn_proxy,omitempty" json:"syn_proxy,omitempty"`
 	// LocalIPs are the source addresses FullNAT uses towards the reals.
 	LocalIPs []string `yaml:"local_ips,omitempty" json:"local_ips,omitempty"`
 	// Reals are the real servers; a service may have none.

@@ -79,6 +79,9 @@ func describeService(s loadbalancer.Service) string {
 	if s.ClientAddress != loadbalancer.ClientAddressNone {
 		out += fmt.Sprintf(", client address %s", s.ClientAddress)
 	}
+	if s.SynProxy {
+		out += ", SYN proxy"
+	}
 	if t := s.Timeouts; t != (loadbalancer.StateTimeouts{}) {
 		out += fmt.Sprintf(", timeouts tcp_syn %v, tcp %v, tcp_fin %v, tcp_close %v, udp %v", t.Syn, t.Established, t.Fin, t.Close, t.UDP)
 	}
@@ -171,7 +174,7 @@ func sortedKeys(m map[loadbalancer.ServiceKey][]loadbalancer.Real) []loadbalance
 func sameService(a, b loadbalancer.Service) bool {
 	if a.Scheduler != b.Scheduler || a.MaglevSize != b.MaglevSize || len(a.LocalIPs) != len(b.LocalIPs) ||
 		a.Persistent != b.Persistent || a.PersistPrefix != b.PersistPrefix || a.Timeouts != b.Timeouts ||
-		a.ClientAddress != b.ClientAddress {
+		a.ClientAddress != b.ClientAddress || a.SynProxy != b.SynProxy {
 		return false
 	}
 	x, y := slices.Clone(a.LocalIPs), slices.Clone(b.LocalIPs)

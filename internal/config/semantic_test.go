@@ -405,3 +405,26 @@ func TestClientAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestSynProxy: syn_proxy is for TCP services, not yet with a client
+// address, and reaches the service.
+func TestSynProxy(t *testing.T) {
+	for _, tc := range []struct{ name, extra, proto, want string }{
+		{"tcp", "", "tcp", ""},
+		{"udp", "", "udp", "services[0].syn_proxy: is for TCP services; this one is udp"},
+		{"with toa", "\n    client_address: toa", "tcp", "services[0].syn_proxy: not supported together with client_address toa yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			y := with(t, "protocol: tcp\n", "protocol: "+tc.proto+"\n    syn_proxy: true"+tc.extra+"\n")
+			c, err := Parse([]byte(y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := c.DesiredIn(Env{})
+			checkErr(t, err, tc.want)
+			if err == nil && !d.Services[0].SynProxy {
+				t.Error("syn_proxy did not reach the service")
+			}
+		})
+	}
+}

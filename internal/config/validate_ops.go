@@ -39,7 +39,7 @@ func (ch *checker) persistence(path string, s *Service, vip netip.Addr, svc *loa
 	}
 }
 
-// clientAddress checks client_address and sets it on svc.
+// clientAddress checks client_address and syn_proxy and sets them on svc.
 func (ch *checker) clientAddress(path string, s *Service, proto loadbalancer.Proto, protoOK bool, svc *loadbalancer.Service) {
 	ca, err := loadbalancer.ParseClientAddress(s.ClientAddress)
 	switch {
@@ -49,6 +49,15 @@ func (ch *checker) clientAddress(path string, s *Service, proto loadbalancer.Pro
 		ch.addf(path+".client_address", "%s is for TCP services; this one is %s", ca, proto)
 	default:
 		svc.ClientAddress = ca
+	}
+	switch {
+	case !s.SynProxy:
+	case protoOK && proto != loadbalancer.TCP:
+		ch.addf(path+".syn_proxy", "is for TCP services; this one is %s", proto)
+	case svc.ClientAddress != loadbalancer.ClientAddressNone:
+		ch.addf(path+".syn_proxy", "not supported together with client_address %s yet", svc.ClientAddress)
+	default:
+		svc.SynProxy = true
 	}
 }
 

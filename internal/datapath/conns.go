@@ -31,6 +31,7 @@ func (t *ctTable) entryOf(i uint32, h ctHead, now uint32) loadbalancer.ConnEntry
 		ServiceID: h.svcID,
 		RealID:    e.RealId,
 	}
+	c.SynProxy = h.flags&ctFSynProxy != 0
 	switch {
 	case h.flags&ctFProxy != 0:
 		c.ClientAddress = loadbalancer.ClientAddressProxyV2

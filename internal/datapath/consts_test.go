@@ -130,7 +130,7 @@ func TestFlagsAndFamiliesMatchC(t *testing.T) {
 		{"xlb_addr_flags", []uint64{uint64(addrVIP), uint64(addrLaddr)}},
 		{"xlb_real_flags", []uint64{uint64(realFInUse), uint64(realFDown)}},
 		{"ct_flags", []uint64{uint64(ctFReverse), uint64(xlbCtFlagsCT_F_PERSIST), uint64(ctFUsed), uint64(ctFBusy),
-			uint64(ctFTOA), uint64(ctFProxy)}}, // Go does not read CT_F_PERSIST
+			uint64(ctFTOA), uint64(ctFProxy), uint64(ctFSynProxy)}}, // Go does not read CT_F_PERSIST
 	}
 	spec, err := loadXlb()
 	if err != nil {

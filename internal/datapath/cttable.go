@@ -42,11 +42,12 @@ const (
 
 // The slot flags Go reads (enum ct_flags, from the object).
 var (
-	ctFReverse = uint8(xlbCtFlagsCT_F_REVERSE) // an entry of the real -> local IP direction
-	ctFUsed    = uint8(xlbCtFlagsCT_F_USED)
-	ctFTOA     = uint8(xlbCtFlagsCT_F_TOA)
-	ctFProxy   = uint8(xlbCtFlagsCT_F_PROXY)
-	ctFBusy    = uint8(xlbCtFlagsCT_F_BUSY)
+	ctFReverse  = uint8(xlbCtFlagsCT_F_REVERSE) // an entry of the real -> local IP direction
+	ctFUsed     = uint8(xlbCtFlagsCT_F_USED)
+	ctFTOA      = uint8(xlbCtFlagsCT_F_TOA)
+	ctFProxy    = uint8(xlbCtFlagsCT_F_PROXY)
+	ctFSynProxy = uint8(xlbCtFlagsCT_F_SYNPROXY)
+	ctFBusy     = uint8(xlbCtFlagsCT_F_BUSY)
 )
 
 // CtSlots is how many slots (hash homes) a table for conns connections

@@ -5,6 +5,7 @@ package datapath
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/gopacket/gopacket/layers"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -149,12 +150,27 @@ func checksumsOK(b []byte, fi frameInfo) bool {
 	return fold(onesSum(sum, seg)) == 0xffff
 }
 
-// fuzzEnv is a data path with TCP and UDP services on both families.
+// fuzzEnv is a data path with TCP and UDP services on both families, and
+// TCP services with the PROXY protocol (port 81), TOA (82) and the SYN
+// proxy (83), whose segments are edited.
 func fuzzEnv(t testing.TB) *testEnv {
 	e := newEnv(t, Options{})
 	for _, f := range families {
 		for _, p := range []loadbalancer.Proto{loadbalancer.TCP, loadbalancer.UDP} {
 			e.addService(loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: p}, loadbalancer.MaglevHash, f.laddr, reals(f, 1, 1, 1)...)
+		}
+		for _, s := range []loadbalancer.Service{
+			{Key: loadbalancer.ServiceKey{VIP: f.vip, Port: 81, Proto: loadbalancer.TCP}, ClientAddress: loadbalancer.ClientAddressProxyV2},
+			{Key: loadbalancer.ServiceKey{VIP: f.vip, Port: 82, Proto: loadbalancer.TCP}, ClientAddress: loadbalancer.ClientAddressTOA},
+			{Key: loadbalancer.ServiceKey{VIP: f.vip, Port: 83, Proto: loadbalancer.TCP}, SynProxy: true},
+		} {
+			s.LocalIPs = []netip.Addr{f.laddr}
+			if err := e.dp.AddService(s); err != nil {
+				t.Fatalf("add service: %v", err)
+			}
+			if err := e.dp.SetReals(s.Key, reals(f, 1, 1, 1)); err != nil {
+				t.Fatalf("set reals: %v", err)
+			}
 		}
 	}
 	return e
@@ -173,6 +189,19 @@ func seedFrames(t testing.TB, e *testEnv) [][]byte {
 			r.dst = netip.AddrPortFrom(f.laddr, 1025)
 			out = append(out, r.frame(t))
 		}
+		// the edited services: a SYN with options, the handshake's
+		// ACK with data and timestamps, a reply with SACK
+		for port := uint16(81); port <= 83; port++ {
+			c := e.clientPkt(f, loadbalancer.TCP, 40000, port, "S")
+			c.options = []layers.TCPOption{mssOption(1460), sackPermitted(), tsOption(5, 0), nop, windowScale(7)}
+			out = append(out, c.frame(t))
+			c.flags, c.seq, c.ack, c.options = "PA", 1, 2, timestamps(6, 5)
+			out = append(out, c.frame(t))
+			r := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "A",
+				src: netip.AddrPortFrom(f.real(1), 80), dst: netip.AddrPortFrom(f.laddr, 1025), seq: 9, ack: 40,
+				options: joinOptions(timestamps(7, 6), sack(50, 60))}
+			out = append(out, r.frame(t))
+		}
 	}
 	return out
 }
@@ -182,7 +211,7 @@ func seedFrames(t testing.TB, e *testEnv) [][]byte {
 func checkForwarded(e *testEnv, in []byte) error {
 	var (
 		ret uint32
-		out = make([]byte, len(in)+256)
+		out = make([]byte, len(in)+2048) // room for kept data the SYN proxy adds
 		err error
 	)
 	e.inNS(func() {

@@ -29,13 +29,37 @@ var haveXDPBytes = sync.OnceValue(func() bool {
 		features.HaveProgramHelper(ebpf.XDP, asm.FnXdpStoreBytes) == nil
 })
 
+// haveSyncookies tells whether XDP programs may call the raw SYN cookie
+// helpers (Linux 6.0), which the SYN proxy (bpf/lib/synproxy.h) needs.
+var haveSyncookies = sync.OnceValue(func() bool {
+	return haveXDPBytes() &&
+		features.HaveProgramHelper(ebpf.XDP, asm.FnTcpRawGenSyncookieIpv4) == nil &&
+		features.HaveProgramHelper(ebpf.XDP, asm.FnTcpRawCheckSyncookieIpv4) == nil
+})
+
 // setKernelFeatures writes what the kernel has into spec's constants.
 func setKernelFeatures(spec *ebpf.CollectionSpec) error {
-	if !haveXDPBytes() {
-		return nil
+	for _, f := range []struct {
+		name string
+		have func() bool
+	}{
+		{xlbVarXlbXdpBytes, haveXDPBytes},
+		{xlbVarXlbSyncookies, haveSyncookies},
+	} {
+		if !f.have() {
+			continue
+		}
+		if err := spec.Variables[f.name].Set(uint32(1)); err != nil {
+			return fmt.Errorf("set %s: %w", f.name, err)
+		}
 	}
-	if err := spec.Variables[xlbVarXlbXdpBytes].Set(uint32(1)); err != nil {
-		return fmt.Errorf("set %s: %w", xlbVarXlbXdpBytes, err)
+	return nil
+}
+
+// checkSynProxy tells whether the kernel can run a service's SYN proxy.
+func checkSynProxy() error {
+	if !haveSyncookies() {
+		return fmt.Errorf("syn_proxy: %w: bpf_tcp_raw_gen_syncookie_ipv4 (Linux 6.0)", ErrKernelFeature)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package datapath
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"strings"
@@ -26,6 +27,7 @@ type pkt struct {
 	flags          string // TCP flags: any of "SAFRP"
 	seq            uint32
 	ack            uint32 // with flag A; 0 = 1
+	window         uint16 // 0 = 64240
 	options        []layers.TCPOption
 	payload        []byte
 	noUDPChecksum  bool   // IPv4 UDP without checksum
@@ -58,7 +60,7 @@ func (p pkt) l4Layer(net gopacket.NetworkLayer) gopacket.SerializableLayer {
 	switch p.proto {
 	case loadbalancer.TCP:
 		tcp := &layers.TCP{SrcPort: layers.TCPPort(p.src.Port()), DstPort: layers.TCPPort(p.dst.Port()),
-			Seq: p.seq, Window: 64240, Options: p.options,
+			Seq: p.seq, Window: cmp.Or(p.window, 64240), Options: p.options,
 			SYN: strings.Contains(p.flags, "S"), ACK: strings.Contains(p.flags, "A"),
 			FIN: strings.Contains(p.flags, "F"), RST: strings.Contains(p.flags, "R"),
 			PSH: strings.Contains(p.flags, "P")}

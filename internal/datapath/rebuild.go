@@ -44,7 +44,7 @@ func (d *Datapath) rebuildRegistry() error {
 	for it.Next(&key, &val) {
 		k := loadbalancer.ServiceKey{VIP: fromAddr(key.Vip.W, key.Family), Port: ntohs(key.Port), Proto: loadbalancer.Proto(key.Proto)}
 		st := &serviceState{id: val.Id, svc: loadbalancer.Service{Key: k, Scheduler: loadbalancer.Scheduler(val.Sched), Persistent: val.PersistTimeout,
-			ClientAddress: clientAddressOf(val.Flags)}}
+			ClientAddress: clientAddressOf(val.Flags), SynProxy: val.Flags&svcFlagSynProxy != 0}}
 		if val.PersistTimeout > 0 && int(val.PersistPrefix) < k.VIP.BitLen() {
 			st.svc.PersistPrefix = val.PersistPrefix
 		}

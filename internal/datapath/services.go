@@ -94,26 +94,36 @@ func validateService(s loadbalancer.Service) error {
 		return err
 	}
 	if s.ClientAddress != loadbalancer.ClientAddressNone {
-		return checkClientAddress()
+		if err := checkClientAddress(); err != nil {
+			return err
+		}
+	}
+	if s.SynProxy {
+		return checkSynProxy()
 	}
 	return nil
 }
 
 // Service flags (enum xlb_svc_flags, from the object).
 const (
-	svcFlagTOA     = uint8(xlbXlbSvcFlagsXLB_SVC_F_TOA)
-	svcFlagProxyV2 = uint8(xlbXlbSvcFlagsXLB_SVC_F_PROXY_V2)
+	svcFlagTOA      = uint8(xlbXlbSvcFlagsXLB_SVC_F_TOA)
+	svcFlagProxyV2  = uint8(xlbXlbSvcFlagsXLB_SVC_F_PROXY_V2)
+	svcFlagSynProxy = uint8(xlbXlbSvcFlagsXLB_SVC_F_SYN_PROXY)
 )
 
 // serviceFlags is the flags byte of a service's entry.
 func serviceFlags(s loadbalancer.Service) uint8 {
+	var f uint8
 	switch s.ClientAddress {
 	case loadbalancer.ClientAddressTOA:
-		return svcFlagTOA
+		f = svcFlagTOA
 	case loadbalancer.ClientAddressProxyV2:
-		return svcFlagProxyV2
+		f = svcFlagProxyV2
 	}
-	return 0
+	if s.SynProxy {
+		f |= svcFlagSynProxy
+	}
+	return f
 }
 
 // clientAddressOf reads the client address way back from flags.

@@ -103,11 +103,15 @@ func sumPerCPU(m *ebpf.Map, n int) ([]uint64, error) {
 // EventNames names the data path's events (enum xlb_event), indexed by
 // value, as the metrics and the CLI show them.
 var EventNames = []string{
-	"icmp_too_big",      // ICMP frag needed / packet too big sent (pmtu.h)
-	"toa_added",         // a TOA option added to a client's segment
-	"toa_no_room",       // ... not added: the segment's options were full
-	"proxy_header_sent", // a PROXY v2 header put ahead of a client's data
-	"mss_lowered",       // a real's SYN-ACK MSS lowered for TOA / PROXY v2
+	"icmp_too_big",        // ICMP frag needed / packet too big sent (pmtu.h)
+	"toa_added",           // a TOA option added to a client's segment
+	"toa_no_room",         // ... not added: the segment's options were full
+	"proxy_header_sent",   // a PROXY v2 header put ahead of a client's data
+	"mss_lowered",         // a real's SYN-ACK MSS lowered for TOA / PROXY v2
+	"syncookie_sent",      // SYN proxy: a SYN answered with a SYN cookie
+	"syncookie_valid",     // ... an ACK returned a valid cookie: a SYN to the real
+	"synproxy_opened",     // ... the real answered: the connection is through
+	"synproxy_early_kept", // ... client data kept until the real answered
 }
 
 // Events returns how often each of the data path's events happened, by

@@ -18,7 +18,7 @@ var DropReasonNames = []string{
 	"fragment", "ipv6_exthdr", "l4_truncated", "tcp_doff", "ttl_expired",
 	"no_real", "no_laddr", "no_lport", "conn_table_full", "fib", "udp_csum_zero",
 	"icmp_inner", "no_neigh", "tcp_not_syn", "udp_length", "frag_needed",
-	"too_big", "header_split",
+	"too_big", "header_split", "syncookie_invalid", "synproxy_early",
 }
 
 // Drop reasons, as the data path numbers them.
@@ -46,6 +46,8 @@ const (
 	DropFragNeeded
 	DropTooBig
 	DropHeaderSplit
+	DropSyncookieInvalid
+	DropSynproxyEarly
 	numDropReasons
 )
 

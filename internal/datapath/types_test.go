@@ -44,6 +44,8 @@ func TestDropReasonsMatchC(t *testing.T) {
 		{"DropFragNeeded", DropFragNeeded, xlbXlbDropReasonDROP_FRAG_NEEDED},
 		{"DropTooBig", DropTooBig, xlbXlbDropReasonDROP_TOO_BIG},
 		{"DropHeaderSplit", DropHeaderSplit, xlbXlbDropReasonDROP_HEADER_SPLIT},
+		{"DropSyncookieInvalid", DropSyncookieInvalid, xlbXlbDropReasonDROP_SYNCOOKIE_INVALID},
+		{"DropSynproxyEarly", DropSynproxyEarly, xlbXlbDropReasonDROP_SYNPROXY_EARLY},
 	} {
 		if uint32(tc.have) != uint32(tc.want) {
 			t.Errorf("%s = %d, C says %d", tc.name, tc.have, tc.want)
@@ -90,7 +92,9 @@ func TestEventNamesMatchC(t *testing.T) {
 		t.Fatalf("%d event names, C has %d events", len(EventNames), xlbXlbEventEVENT_MAX)
 	}
 	for i, c := range []xlbXlbEvent{xlbXlbEventEVENT_ICMP_TOO_BIG, xlbXlbEventEVENT_TOA_ADDED,
-		xlbXlbEventEVENT_TOA_NO_ROOM, xlbXlbEventEVENT_PROXY_HDR_SENT, xlbXlbEventEVENT_MSS_LOWERED} {
+		xlbXlbEventEVENT_TOA_NO_ROOM, xlbXlbEventEVENT_PROXY_HDR_SENT, xlbXlbEventEVENT_MSS_LOWERED,
+		xlbXlbEventEVENT_SYNCOOKIE_SENT, xlbXlbEventEVENT_SYNCOOKIE_VALID, xlbXlbEventEVENT_SYNPROXY_OPENED,
+		xlbXlbEventEVENT_SYNPROXY_EARLY_KEPT} {
 		if int(c) != i {
 			t.Errorf("event %s is %d in C, at %d in EventNames", EventNames[i], c, i)
 		}

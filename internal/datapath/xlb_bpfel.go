@@ -85,12 +85,13 @@ type xlbCtEntry struct {
 type xlbCtFlags uint32
 
 const (
-	xlbCtFlagsCT_F_REVERSE xlbCtFlags = 1
-	xlbCtFlagsCT_F_PERSIST xlbCtFlags = 2
-	xlbCtFlagsCT_F_USED    xlbCtFlags = 4
-	xlbCtFlagsCT_F_BUSY    xlbCtFlags = 8
-	xlbCtFlagsCT_F_TOA     xlbCtFlags = 16
-	xlbCtFlagsCT_F_PROXY   xlbCtFlags = 32
+	xlbCtFlagsCT_F_REVERSE  xlbCtFlags = 1
+	xlbCtFlagsCT_F_PERSIST  xlbCtFlags = 2
+	xlbCtFlagsCT_F_USED     xlbCtFlags = 4
+	xlbCtFlagsCT_F_BUSY     xlbCtFlags = 8
+	xlbCtFlagsCT_F_TOA      xlbCtFlags = 16
+	xlbCtFlagsCT_F_PROXY    xlbCtFlags = 32
+	xlbCtFlagsCT_F_SYNPROXY xlbCtFlags = 64
 )
 
 type xlbCtHdrState uint32
@@ -117,6 +118,20 @@ const (
 	xlbCtStateCT_UDP         xlbCtState = 4
 	xlbCtStateCT_STATE_MAX   xlbCtState = 5
 )
+
+type xlbEarlyData struct {
+	_     structs.HostLayout
+	Seq   uint32
+	Len   uint16
+	Pad   uint16
+	Bytes [1024]uint8
+}
+
+type xlbEarlyKey struct {
+	_      structs.HostLayout
+	Slot   uint32
+	Family uint32
+}
 
 type xlbFibCacheEntry struct {
 	_       structs.HostLayout
@@ -209,18 +224,23 @@ type xlbSvcTimeouts struct {
 }
 
 type xlbTcpEdit struct {
-	_       structs.HostLayout
-	SeqAdd  uint32
-	AckBase uint32
-	AckCut  uint16
-	MssCut  uint16
-	Insert  uint8
-	Family  uint8
-	Cport   uint16
-	Vport   uint16
-	Pad     [2]uint8
-	Client  xlbXlbAddr
-	Vip     xlbXlbAddr
+	_        structs.HostLayout
+	SeqAdd   uint32
+	AckBase  uint32
+	AckAdd   uint32
+	TsValAdd uint32
+	TsEcrAdd uint32
+	Peer     uint32
+	AckCut   uint16
+	MssCut   uint16
+	Insert   uint8
+	Family   uint8
+	WinShift uint8
+	Pad      uint8
+	Cport    uint16
+	Vport    uint16
+	Client   xlbXlbAddr
+	Vip      xlbXlbAddr
 }
 
 type xlbXlbAddr struct {
@@ -289,41 +309,47 @@ const (
 type xlbXlbDropReason uint32
 
 const (
-	xlbXlbDropReasonDROP_ETH_TRUNCATED   xlbXlbDropReason = 0
-	xlbXlbDropReasonDROP_IP_TRUNCATED    xlbXlbDropReason = 1
-	xlbXlbDropReasonDROP_IP_VERSION      xlbXlbDropReason = 2
-	xlbXlbDropReasonDROP_IP_IHL          xlbXlbDropReason = 3
-	xlbXlbDropReasonDROP_IP_LENGTH       xlbXlbDropReason = 4
-	xlbXlbDropReasonDROP_FRAGMENT        xlbXlbDropReason = 5
-	xlbXlbDropReasonDROP_IPV6EXTHDR      xlbXlbDropReason = 6
-	xlbXlbDropReasonDROP_L4TRUNCATED     xlbXlbDropReason = 7
-	xlbXlbDropReasonDROP_TCP_DOFF        xlbXlbDropReason = 8
-	xlbXlbDropReasonDROP_TTL_EXPIRED     xlbXlbDropReason = 9
-	xlbXlbDropReasonDROP_NO_REAL         xlbXlbDropReason = 10
-	xlbXlbDropReasonDROP_NO_LADDR        xlbXlbDropReason = 11
-	xlbXlbDropReasonDROP_NO_LPORT        xlbXlbDropReason = 12
-	xlbXlbDropReasonDROP_CONN_TABLE_FULL xlbXlbDropReason = 13
-	xlbXlbDropReasonDROP_FIB             xlbXlbDropReason = 14
-	xlbXlbDropReasonDROP_UDP_CSUM_ZERO   xlbXlbDropReason = 15
-	xlbXlbDropReasonDROP_ICMP_INNER      xlbXlbDropReason = 16
-	xlbXlbDropReasonDROP_NO_NEIGH        xlbXlbDropReason = 17
-	xlbXlbDropReasonDROP_TCP_NOT_SYN     xlbXlbDropReason = 18
-	xlbXlbDropReasonDROP_UDP_LENGTH      xlbXlbDropReason = 19
-	xlbXlbDropReasonDROP_FRAG_NEEDED     xlbXlbDropReason = 20
-	xlbXlbDropReasonDROP_TOO_BIG         xlbXlbDropReason = 21
-	xlbXlbDropReasonDROP_HEADER_SPLIT    xlbXlbDropReason = 22
-	xlbXlbDropReasonDROP_REASON_MAX      xlbXlbDropReason = 23
+	xlbXlbDropReasonDROP_ETH_TRUNCATED     xlbXlbDropReason = 0
+	xlbXlbDropReasonDROP_IP_TRUNCATED      xlbXlbDropReason = 1
+	xlbXlbDropReasonDROP_IP_VERSION        xlbXlbDropReason = 2
+	xlbXlbDropReasonDROP_IP_IHL            xlbXlbDropReason = 3
+	xlbXlbDropReasonDROP_IP_LENGTH         xlbXlbDropReason = 4
+	xlbXlbDropReasonDROP_FRAGMENT          xlbXlbDropReason = 5
+	xlbXlbDropReasonDROP_IPV6EXTHDR        xlbXlbDropReason = 6
+	xlbXlbDropReasonDROP_L4TRUNCATED       xlbXlbDropReason = 7
+	xlbXlbDropReasonDROP_TCP_DOFF          xlbXlbDropReason = 8
+	xlbXlbDropReasonDROP_TTL_EXPIRED       xlbXlbDropReason = 9
+	xlbXlbDropReasonDROP_NO_REAL           xlbXlbDropReason = 10
+	xlbXlbDropReasonDROP_NO_LADDR          xlbXlbDropReason = 11
+	xlbXlbDropReasonDROP_NO_LPORT          xlbXlbDropReason = 12
+	xlbXlbDropReasonDROP_CONN_TABLE_FULL   xlbXlbDropReason = 13
+	xlbXlbDropReasonDROP_FIB               xlbXlbDropReason = 14
+	xlbXlbDropReasonDROP_UDP_CSUM_ZERO     xlbXlbDropReason = 15
+	xlbXlbDropReasonDROP_ICMP_INNER        xlbXlbDropReason = 16
+	xlbXlbDropReasonDROP_NO_NEIGH          xlbXlbDropReason = 17
+	xlbXlbDropReasonDROP_TCP_NOT_SYN       xlbXlbDropReason = 18
+	xlbXlbDropReasonDROP_UDP_LENGTH        xlbXlbDropReason = 19
+	xlbXlbDropReasonDROP_FRAG_NEEDED       xlbXlbDropReason = 20
+	xlbXlbDropReasonDROP_TOO_BIG           xlbXlbDropReason = 21
+	xlbXlbDropReasonDROP_HEADER_SPLIT      xlbXlbDropReason = 22
+	xlbXlbDropReasonDROP_SYNCOOKIE_INVALID xlbXlbDropReason = 23
+	xlbXlbDropReasonDROP_SYNPROXY_EARLY    xlbXlbDropReason = 24
+	xlbXlbDropReasonDROP_REASON_MAX        xlbXlbDropReason = 25
 )
 
 type xlbXlbEvent uint32
 
 const (
-	xlbXlbEventEVENT_ICMP_TOO_BIG   xlbXlbEvent = 0
-	xlbXlbEventEVENT_TOA_ADDED      xlbXlbEvent = 1
-	xlbXlbEventEVENT_TOA_NO_ROOM    xlbXlbEvent = 2
-	xlbXlbEventEVENT_PROXY_HDR_SENT xlbXlbEvent = 3
-	xlbXlbEventEVENT_MSS_LOWERED    xlbXlbEvent = 4
-	xlbXlbEventEVENT_MAX            xlbXlbEvent = 5
+	xlbXlbEventEVENT_ICMP_TOO_BIG        xlbXlbEvent = 0
+	xlbXlbEventEVENT_TOA_ADDED           xlbXlbEvent = 1
+	xlbXlbEventEVENT_TOA_NO_ROOM         xlbXlbEvent = 2
+	xlbXlbEventEVENT_PROXY_HDR_SENT      xlbXlbEvent = 3
+	xlbXlbEventEVENT_MSS_LOWERED         xlbXlbEvent = 4
+	xlbXlbEventEVENT_SYNCOOKIE_SENT      xlbXlbEvent = 5
+	xlbXlbEventEVENT_SYNCOOKIE_VALID     xlbXlbEvent = 6
+	xlbXlbEventEVENT_SYNPROXY_OPENED     xlbXlbEvent = 7
+	xlbXlbEventEVENT_SYNPROXY_EARLY_KEPT xlbXlbEvent = 8
+	xlbXlbEventEVENT_MAX                 xlbXlbEvent = 9
 )
 
 type xlbXlbFamily uint32
@@ -383,6 +409,7 @@ const (
 	xlbMapCtScratch        = "ct_scratch"
 	xlbMapCtStats          = "ct_stats"
 	xlbMapDropStats        = "drop_stats"
+	xlbMapEarlyScratch     = "early_scratch"
 	xlbMapEventStats       = "event_stats"
 	xlbMapFibCache         = "fib_cache"
 	xlbMapIcmpBudgets      = "icmp_budgets"
@@ -402,6 +429,7 @@ const (
 	xlbMapSvcNoLport       = "svc_no_lport"
 	xlbMapSvcStats         = "svc_stats"
 	xlbMapSvcVips          = "svc_vips"
+	xlbMapSynproxyEarly    = "synproxy_early"
 	xlbMapTcpEdits         = "tcp_edits"
 	xlbMapTxPorts          = "tx_ports"
 	xlbMapVerdictStats     = "verdict_stats"
@@ -426,6 +454,7 @@ const (
 	xlbVarXlbStageClock    = "xlb_stage_clock"
 	xlbVarXlbStageNs       = "xlb_stage_ns"
 	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
+	xlbVarXlbSyncookies    = "xlb_syncookies"
 	xlbVarXlbTimeStages    = "xlb_time_stages"
 	xlbVarXlbXdpBytes      = "xlb_xdp_bytes"
 )
@@ -485,6 +514,7 @@ type xlbMapSpecs struct {
 	CtScratch       *ebpf.MapSpec `ebpf:"ct_scratch"`
 	CtStats         *ebpf.MapSpec `ebpf:"ct_stats"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
+	EarlyScratch    *ebpf.MapSpec `ebpf:"early_scratch"`
 	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
 	FibCache        *ebpf.MapSpec `ebpf:"fib_cache"`
 	IcmpBudgets     *ebpf.MapSpec `ebpf:"icmp_budgets"`
@@ -504,6 +534,7 @@ type xlbMapSpecs struct {
 	SvcNoLport      *ebpf.MapSpec `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.MapSpec `ebpf:"svc_stats"`
 	SvcVips         *ebpf.MapSpec `ebpf:"svc_vips"`
+	SynproxyEarly   *ebpf.MapSpec `ebpf:"synproxy_early"`
 	TcpEdits        *ebpf.MapSpec `ebpf:"tcp_edits"`
 	TxPorts         *ebpf.MapSpec `ebpf:"tx_ports"`
 	VerdictStats    *ebpf.MapSpec `ebpf:"verdict_stats"`
@@ -533,6 +564,7 @@ type xlbVariableSpecs struct {
 	XlbStageClock    *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
+	XlbSyncookies    *ebpf.VariableSpec `ebpf:"xlb_syncookies"`
 	XlbTimeStages    *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
 	XlbXdpBytes      *ebpf.VariableSpec `ebpf:"xlb_xdp_bytes"`
 }
@@ -563,6 +595,7 @@ type xlbMaps struct {
 	CtScratch       *ebpf.Map `ebpf:"ct_scratch"`
 	CtStats         *ebpf.Map `ebpf:"ct_stats"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
+	EarlyScratch    *ebpf.Map `ebpf:"early_scratch"`
 	EventStats      *ebpf.Map `ebpf:"event_stats"`
 	FibCache        *ebpf.Map `ebpf:"fib_cache"`
 	IcmpBudgets     *ebpf.Map `ebpf:"icmp_budgets"`
@@ -582,6 +615,7 @@ type xlbMaps struct {
 	SvcNoLport      *ebpf.Map `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.Map `ebpf:"svc_stats"`
 	SvcVips         *ebpf.Map `ebpf:"svc_vips"`
+	SynproxyEarly   *ebpf.Map `ebpf:"synproxy_early"`
 	TcpEdits        *ebpf.Map `ebpf:"tcp_edits"`
 	TxPorts         *ebpf.Map `ebpf:"tx_ports"`
 	VerdictStats    *ebpf.Map `ebpf:"verdict_stats"`
@@ -595,6 +629,7 @@ func (m *xlbMaps) Close() error {
 		m.CtScratch,
 		m.CtStats,
 		m.DropStats,
+		m.EarlyScratch,
 		m.EventStats,
 		m.FibCache,
 		m.IcmpBudgets,
@@ -614,6 +649,7 @@ func (m *xlbMaps) Close() error {
 		m.SvcNoLport,
 		m.SvcStats,
 		m.SvcVips,
+		m.SynproxyEarly,
 		m.TcpEdits,
 		m.TxPorts,
 		m.VerdictStats,
@@ -644,6 +680,7 @@ type xlbVariables struct {
 	XlbStageClock    *ebpf.Variable `ebpf:"xlb_stage_clock"`
 	XlbStageNs       *ebpf.Variable `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
+	XlbSyncookies    *ebpf.Variable `ebpf:"xlb_syncookies"`
 	XlbTimeStages    *ebpf.Variable `ebpf:"xlb_time_stages"`
 	XlbXdpBytes      *ebpf.Variable `ebpf:"xlb_xdp_bytes"`
 }

@@ -75,4 +75,6 @@ type ConnEntry struct {
 	// ClientAddress is how the connection gives the real the client's
 	// address: its service's way when it opened.
 	ClientAddress ClientAddress
+	// SynProxy: the connection was opened by the SYN proxy.
+	SynProxy bool
 }

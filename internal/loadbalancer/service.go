@@ -46,6 +46,10 @@ type Service struct {
 	// ClientAddress is how the reals learn the client's address (TCP
 	// only). A change applies to connections opened after it.
 	ClientAddress ClientAddress
+	// SynProxy answers SYNs with SYN cookies and opens the connection to
+	// the real only for a client that returns one (TCP only). A change
+	// applies to connections opened after it.
+	SynProxy bool
 }
 
 // PersistBits is the length of the client prefix persistence groups by,
@@ -96,6 +100,12 @@ func (s *Service) Validate() error {
 	}
 	if s.ClientAddress != ClientAddressNone && k.Proto != TCP {
 		return fmt.Errorf("client_address %s: TCP services only", s.ClientAddress)
+	}
+	if s.SynProxy && k.Proto != TCP {
+		return errors.New("syn_proxy: TCP services only")
+	}
+	if s.SynProxy && s.ClientAddress != ClientAddressNone {
+		return fmt.Errorf("syn_proxy with client_address %s: not supported together yet", s.ClientAddress)
 	}
 	return nil
 }

@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * SYN proxy (service flag XLB_SVC_F_SYN_PROXY) on the kernel's raw SYN
+ * cookie helpers (Linux 6.0): a spoofed SYN costs one answer and no state.
+ *
+ *   client SYN        -> xlb answers SYN-ACK, seq = cookie (synack)
+ *   client ACK        -> cookie checked: invalid dropped; valid: the
+ *                        connection is made (CT_F_SYNPROXY, SYN_SENT) and
+ *                        the ACK becomes the SYN to the real (syn)
+ *   client data       -> while the real has not answered: the first
+ *                        segment is kept (synproxy_early), the rest
+ *                        dropped and counted; the client retransmits
+ *   real SYN-ACK      -> becomes the ACK to the real, with the kept data
+ *                        (ack); both entries learn the offsets
+ *   later segments    -> sequence numbers, timestamps and windows shifted
+ *                        between the two handshakes (tcp_edit.h)
+ *
+ * What is negotiated: the cookie keeps the client's MSS (as one of the
+ * kernel's four table values). With timestamps, the low 8 bits of the
+ * SYN-ACK's timestamp keep the client's window scale and SACK permission,
+ * and the MSS table index, as the kernel's syncookies do; the real gets
+ * them in the SYN, and xlb offers the client window scale
+ * XLB_SYNPROXY_WSCALE and rescales the real's windows to it. Without
+ * timestamps there is neither window scaling nor SACK, and the real is
+ * offered the MSS XLB_SYNPROXY_MSS4/6. ECN is not offered.
+ */
+#ifndef XLB_SYNPROXY_H
+#define XLB_SYNPROXY_H
+
+#include "csum.h"
+#include "ct_table.h"
+#include "parse.h"
+#include "stats.h"
+#include "tcp_edit.h"
+
+/* The loader sets xlb_syncookies to 1 when the kernel has the raw SYN
+ * cookie helpers; with 0 the verifier drops their calls as dead code and
+ * the control plane refuses syn_proxy. */
+const volatile __u32 xlb_syncookies = 0;
+
+/* Verdicts for the entry point (not XDP verdicts, as XLB_TOO_BIG). */
+#define XLB_SYNACK    0x101 /* answer the SYN with a cookie */
+#define XLB_PROXY_ACK 0x102 /* ACK the real's SYN-ACK, back to the real */
+
+#define XLB_SYNPROXY_MSS4 1460 /* offered to the real without timestamps */
+#define XLB_SYNPROXY_MSS6 1440
+#define XLB_SYNPROXY_TTL  64
+#define XLB_EARLY_MAX	  1024 /* bytes of early client data kept */
+#define XLB_EARLY_SLOTS	  4096
+
+/* The low bits of the SYN-ACK's timestamp. */
+#define TSC_WSCALE_NONE 0xf
+#define TSC_SACK	0x10
+#define TSC_MSS_SHIFT	5
+#define TSC_MASK	0xff
+
+/* syncookie_mss is entry i of the kernel's syncookie MSS tables
+ * (net/ipv4/syncookies.c, net/ipv6/syncookies.c). */
+static __always_inline __u16 syncookie_mss(__u8 family, __u32 i)
+{
+	switch (i & 3) {
+	case 0:
+		return family == XLB_AF_INET ? 536 : 1220;
+	case 1:
+		return family == XLB_AF_INET ? 1300 : 1420;
+	case 2:
+		return 1440;
+	}
+	return family == XLB_AF_INET ? 1460 : 8940;
+}
+
+/* What a SYN, SYN-ACK or ACK's options say. */
+struct syn_opts {
+	__u16 mss;   /* 0: none */
+	__u8 wscale; /* TSC_WSCALE_NONE: none */
+	__u8 sack;   /* SACK permitted */
+	__u8 ts;     /* a timestamps option */
+	__u8 pad[3];
+	__u32 tsval; /* host order */
+	__u32 tsecr;
+};
+
+/* A client's first data while the real has not answered, kept until its
+ * SYN-ACK (keyed by the forward entry's slot and the family). */
+struct early_key {
+	__u32 slot;
+	__u32 family;
+};
+
+struct early_data {
+	__u32 seq; /* of the first byte, host order */
+	__u16 len;
+	__u16 pad;
+	__u8 bytes[XLB_EARLY_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, XLB_EARLY_SLOTS);
+	__type(key, struct early_key);
+	__type(value, struct early_data);
+} synproxy_early SEC(".maps");
+
+/* Per CPU: room for an early_data value off the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct early_data);
+} early_scratch SEC(".maps");
+
+/* The slot's words a SYN-proxied connection keeps besides
+ * ct_ext.seq_delta: [1] the timestamp offset (while the real has not
+ * answered: the client's timestamp), [2] the real's window scale (while
+ * it has not answered: the SYN-ACK's timestamp). See struct ct_ext. */
+static __always_inline __u32 *ct_word_of(struct ct_entry *e, __u8 family, int i)
+{
+	if (family == XLB_AF_INET)
+		return &((struct ct4_slot *)e)->reserved[i & 3];
+	return &((struct ct6_slot *)e)->reserved[i & 3];
+}
+
+/* xlb_syn_options reads the options of the TCP header of hlen bytes at
+ * frame offset tcp_off into o. A global function (see xlb_tcp_options). */
+__noinline int xlb_syn_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
+			       struct syn_opts *o)
+{
+	__u32 next = sizeof(struct tcphdr);
+	__u8 opt[10];
+	int i;
+
+	if (!o)
+		return -1;
+	__builtin_memset(o, 0, sizeof(*o));
+	o->wscale = TSC_WSCALE_NONE;
+	if (!xlb_syncookies)
+		return 0;
+	for (i = 0; i < XLB_TCP_HDR_MAX - sizeof(struct tcphdr); i++) {
+		if (next >= hlen ||
+		    bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 1))
+			break;
+		if (opt[0] == XLB_TCPOPT_EOL)
+			break;
+		if (opt[0] == XLB_TCPOPT_NOP) {
+			next++;
+			continue;
+		}
+		if (bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 2) ||
+		    opt[1] < 2 || next + opt[1] > hlen)
+			break;
+		if (opt[0] == XLB_TCPOPT_MSS && opt[1] == 4 &&
+		    !bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 4))
+			o->mss = (__u16)opt[2] << 8 | opt[3];
+		else if (opt[0] == 3 && opt[1] == 3 &&
+			 !bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 3))
+			o->wscale = opt[2] > 14 ? 14 : opt[2];
+		else if (opt[0] == 4 && opt[1] == 2)
+			o->sack = 1;
+		else if (opt[0] == XLB_TCPOPT_TS && opt[1] == 10 &&
+			 !bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 10)) {
+			o->ts = 1;
+			__builtin_memcpy(&o->tsval, opt + 2, 4);
+			__builtin_memcpy(&o->tsecr, opt + 6, 4);
+			o->tsval = bpf_ntohl(o->tsval);
+			o->tsecr = bpf_ntohl(o->tsecr);
+		}
+		next += opt[1];
+	}
+	return 0;
+}
+
+/* A TCP header as the proxy writes it: 20 bytes and up to 20 of options. */
+struct syn_hdr {
+	struct tcphdr tcp;
+	__u8 opts[20];
+};
+
+/* syn_hdr_opts writes a SYN's or SYN-ACK's options (MSS; with timestamps,
+ * SACK permitted if sack, and the window scale unless none) and returns
+ * their length: 4, 16 or 20. */
+static __always_inline __u32 syn_hdr_opts(__u8 *b, __u16 mss, __u8 wscale,
+					  bool sack, bool ts, __u32 tsval,
+					  __u32 tsecr)
+{
+	__be16 m = bpf_htons(mss);
+	__be32 v = bpf_htonl(tsval), e = bpf_htonl(tsecr);
+
+	b[0] = XLB_TCPOPT_MSS;
+	b[1] = 4;
+	__builtin_memcpy(b + 2, &m, 2);
+	if (!ts)
+		return 4;
+	b[4] = sack ? 4 : XLB_TCPOPT_NOP;
+	b[5] = sack ? 2 : XLB_TCPOPT_NOP;
+	b[6] = XLB_TCPOPT_TS;
+	b[7] = 10;
+	__builtin_memcpy(b + 8, &v, 4);
+	__builtin_memcpy(b + 12, &e, 4);
+	if (wscale == TSC_WSCALE_NONE)
+		return 16;
+	b[16] = XLB_TCPOPT_NOP;
+	b[17] = 3;
+	b[18] = 3;
+	b[19] = wscale;
+	return 20;
+}
+
+/* synproxy_resize makes the frame end len bytes after its start. */
+static __always_inline int synproxy_resize(struct xdp_md *ctx, __u32 len)
+{
+	__u32 have = xlb_frags ? bpf_xdp_get_buff_len(ctx)
+			       : (__u32)(ctx->data_end - ctx->data);
+
+	return bpf_xdp_adjust_tail(ctx, (int)len - (int)have);
+}
+
+/* synproxy_ip_finish writes the IP header's length for a segment of
+ * l4_len bytes (and TTL 64 when ttl), and its IPv4 checksum, and leaves
+ * the TCP checksum to nat_finish (pkt->csum_off). */
+static __always_inline int
+synproxy_ip_finish(struct xdp_md *ctx, struct pkt *pkt, __u32 l4_len, bool ttl)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	__u32 l3_off = pkt->l3_off & 0x1f;
+
+	if (pkt->tuple.family == XLB_AF_INET) {
+		struct iphdr *iph = data + l3_off;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		iph->tot_len = bpf_htons(sizeof(*iph) + l4_len);
+		if (ttl)
+			iph->ttl = XLB_SYNPROXY_TTL;
+		iph->check = 0;
+		iph->check = ~csum_fold32((__u32)bpf_csum_diff(
+			NULL, 0, (void *)iph, sizeof(*iph), 0));
+		pkt->ip_len = sizeof(*iph) + l4_len;
+	} else {
+		struct ipv6hdr *ip6h = data + l3_off;
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		ip6h->payload_len = bpf_htons(l4_len);
+		if (ttl)
+			ip6h->hop_limit = XLB_SYNPROXY_TTL;
+		pkt->ip_len = sizeof(*ip6h) + l4_len;
+	}
+	pkt->l4_len = l4_len;
+	pkt->len = pkt->l4_off + l4_len;
+	pkt->csum_off = XLB_TCP_CSUM_OFF;
+	return 0;
+}
+
+/* synproxy_turn_around swaps the frame's MACs, addresses and ports (the
+ * frame goes back where it came from) in the frame and in pkt->tuple. */
+static __always_inline int synproxy_turn_around(struct xdp_md *ctx,
+						struct pkt *pkt)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	__u32 l3_off = pkt->l3_off & 0x1f;
+	struct xlb_tuple t = pkt->tuple;
+	struct ethhdr *eth = data;
+	__u8 mac[ETH_ALEN];
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
+	if (t.family == XLB_AF_INET) {
+		struct iphdr *iph = data + l3_off;
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		iph->saddr = t.dst.w[0];
+		iph->daddr = t.src.w[0];
+	} else {
+		struct ipv6hdr *ip6h = data + l3_off;
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		__builtin_memcpy(&ip6h->saddr, t.dst.w, 16);
+		__builtin_memcpy(&ip6h->daddr, t.src.w, 16);
+	}
+	pkt->tuple.src = t.dst;
+	pkt->tuple.dst = t.src;
+	pkt->tuple.sport = t.dport;
+	pkt->tuple.dport = t.sport;
+	return 0;
+}
+
+/* synproxy_back sends the frame out where it came in (see pmtu.h). */
+static __always_inline int synproxy_back(struct xdp_md *ctx)
+{
+	if (bpf_redirect_map(&tx_ports, ctx->ingress_ifindex, 0) ==
+	    XDP_REDIRECT)
+		return XDP_REDIRECT;
+	return XDP_TX;
+}
+
+/* synproxy_copy_headers copies the IP header at l3_off and 20 bytes of
+ * the TCP header at l4_off to the stack, for the cookie helpers, which
+ * read them there. */
+static __always_inline int
+synproxy_copy_headers(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
+		      __u32 family, struct ipv6hdr *ip, struct tcphdr *tcp)
+{
+	__u32 ip_len =
+		family == XLB_AF_INET ? sizeof(struct iphdr) : sizeof(*ip);
+
+	if (bpf_xdp_load_bytes(ctx, l3_off, ip, ip_len) ||
+	    bpf_xdp_load_bytes(ctx, l4_off, tcp, sizeof(*tcp)))
+		return -1;
+	return 0;
+}
+
+/* synproxy_write puts the header h with n bytes of options (and len
+ * bytes of data after it, from early when len) into the frame as its TCP
+ * segment. */
+static __always_inline int synproxy_write(struct xdp_md *ctx, struct pkt *pkt,
+					  struct syn_hdr *h, __u32 n,
+					  const struct early_data *early,
+					  __u32 len, bool ttl)
+{
+	__u32 hlen = (sizeof(h->tcp) + n) & 0x3c;
+
+	if (hlen < sizeof(h->tcp) || len > XLB_EARLY_MAX)
+		return -1;
+	h->tcp.doff = hlen / 4;
+	if (synproxy_resize(ctx, pkt->l4_off + hlen + len) ||
+	    bpf_xdp_store_bytes(ctx, pkt->l4_off, h, hlen))
+		return -1;
+	if (early && len > 0 &&
+	    bpf_xdp_store_bytes(ctx, pkt->l4_off + hlen, (void *)early->bytes,
+				len))
+		return -1;
+	return synproxy_ip_finish(ctx, pkt, hlen + len, ttl);
+}
+
+/* xlb_synproxy_synack answers a client's SYN with a SYN-ACK whose
+ * sequence number is a SYN cookie, in place, back where it came from. */
+__noinline int xlb_synproxy_synack(struct xdp_md *ctx, struct pkt *pkt)
+{
+	struct ipv6hdr ip = {};
+	struct syn_hdr h = {};
+	__u32 hlen, n, idx = 0, i, client_seq;
+	struct syn_opts o;
+	__s64 cookie;
+	__u16 mss;
+	__u8 enc;
+
+	if (!pkt || !xlb_syncookies)
+		return XDP_DROP;
+	if (synproxy_copy_headers(ctx, pkt->l3_off, pkt->l4_off,
+				  pkt->tuple.family, &ip, &h.tcp))
+		return count_drop(DROP_L4_TRUNCATED);
+	hlen = h.tcp.doff * 4;
+	if (hlen < sizeof(h.tcp) || hlen > sizeof(h) ||
+	    bpf_xdp_load_bytes(ctx, pkt->l4_off, &h, hlen))
+		return count_drop(DROP_TCP_DOFF);
+	if (pkt->tuple.family == XLB_AF_INET)
+		cookie = bpf_tcp_raw_gen_syncookie_ipv4((struct iphdr *)&ip,
+							&h.tcp, hlen);
+	else
+		cookie = bpf_tcp_raw_gen_syncookie_ipv6(&ip, &h.tcp, hlen);
+	if (cookie < 0)
+		return count_drop(DROP_TCP_DOFF);
+	mss = cookie >> 32;
+	client_seq = bpf_ntohl(h.tcp.seq);
+	xlb_syn_options(ctx, pkt->l4_off, hlen, &o);
+	for (i = 0; i < 4; i++)
+		if (syncookie_mss(pkt->tuple.family, i) == mss)
+			idx = i;
+	enc = (o.wscale & TSC_WSCALE_NONE) | (o.sack ? TSC_SACK : 0) |
+	      idx << TSC_MSS_SHIFT;
+
+	__builtin_memset(&h, 0, sizeof(h));
+	h.tcp.source = pkt->tuple.dport;
+	h.tcp.dest = pkt->tuple.sport;
+	h.tcp.seq = bpf_htonl((__u32)cookie);
+	h.tcp.ack_seq = bpf_htonl(client_seq + 1);
+	h.tcp.syn = 1;
+	h.tcp.ack = 1;
+	h.tcp.window = bpf_htons(0xffff);
+	n = syn_hdr_opts(h.opts, mss,
+			 o.wscale == TSC_WSCALE_NONE ? TSC_WSCALE_NONE
+						     : XLB_SYNPROXY_WSCALE,
+			 o.sack, o.ts, (o.tsval & ~TSC_MASK) | enc, o.tsval);
+	if (synproxy_turn_around(ctx, pkt) ||
+	    synproxy_write(ctx, pkt, &h, n, NULL, 0, true))
+		return XDP_ABORTED;
+	count_event(EVENT_SYNCOOKIE_SENT);
+	return synproxy_back(ctx);
+}
+
+/* xlb_synproxy_check tells whether a client's ACK (its IP header at
+ * l3_off, its TCP header at l4_off) returns a SYN cookie (0) or not (-1).
+ * Numbers, not struct pkt: a global function handed the packet's record
+ * would leave its caller's packet pointers unknown. */
+__noinline int xlb_synproxy_check(struct xdp_md *ctx, __u32 l3_off,
+				  __u32 l4_off, __u32 family)
+{
+	struct ipv6hdr ip = {};
+	struct tcphdr tcp = {};
+	long ret;
+
+	if (!xlb_syncookies ||
+	    synproxy_copy_headers(ctx, l3_off, l4_off, family, &ip, &tcp))
+		return -1;
+	if (family == XLB_AF_INET)
+		ret = bpf_tcp_raw_check_syncookie_ipv4((struct iphdr *)&ip,
+						       &tcp);
+	else
+		ret = bpf_tcp_raw_check_syncookie_ipv6(&ip, &tcp);
+	return ret ? -1 : 0;
+}
+
+/* synproxy_pair finds a connection's two entries from the slot of its
+ * reverse entry; NULL when either is gone. */
+static __always_inline struct ct_entry *
+synproxy_pair(__u32 rev_slot, __u8 family, struct ct_entry **fwd)
+{
+	struct ct_entry *rev = ct_slot(rev_slot, family);
+
+	if (!rev || !(rev->flags & CT_F_REVERSE))
+		return NULL;
+	*fwd = ct_slot(rev->peer, family);
+	if (!*fwd || ((*fwd)->flags & CT_F_REVERSE))
+		return NULL;
+	return rev;
+}
+
+/* xlb_synproxy_keep keeps the len bytes at frame offset off, a client's
+ * payload whose first byte is number seq, for the real's answer, under
+ * k (the connection's reverse slot), unless some is kept already or it is
+ * longer than XLB_EARLY_MAX: the client then sends it again. Returns 0
+ * when kept. */
+__noinline int xlb_synproxy_keep(struct xdp_md *ctx, const struct early_key *k,
+				 __u32 seq, __u32 off, __u32 len)
+{
+	struct early_data *d;
+
+	if (!k || !xlb_syncookies || len == 0 || len > XLB_EARLY_MAX ||
+	    bpf_map_lookup_elem(&synproxy_early, k))
+		return -1;
+	d = bpf_map_lookup_elem(&early_scratch, &xlb_zero_key);
+	if (!d)
+		return -1;
+	d->seq = seq;
+	d->len = len;
+	if (bpf_xdp_load_bytes(ctx, off, d->bytes, len) ||
+	    bpf_map_update_elem(&synproxy_early, k, d, BPF_NOEXIST))
+		return -1;
+	count_event(EVENT_SYNPROXY_EARLY_KEPT);
+	return 0;
+}
+
+/* xlb_synproxy_syn turns the client's cookie ACK, rewritten towards the
+ * real (the edit's peer: the new connection's reverse slot), into the
+ * SYN to the real, with the options the cookie kept; keeps its data for
+ * the real's answer, and the offsets to come in the reverse entry. */
+__noinline int xlb_synproxy_syn(struct xdp_md *ctx, struct pkt *pkt)
+{
+	struct ct_entry *fwd, *rev;
+	struct tcp_edit *ed;
+	struct syn_hdr h = {};
+	struct syn_opts o;
+	__u32 hlen, n, seq, ack;
+	__u16 mss;
+	__u8 ws = TSC_WSCALE_NONE, sack = 0, family;
+
+	if (!pkt || !xlb_syncookies)
+		return XDP_DROP;
+	ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
+	if (!ed || bpf_xdp_load_bytes(ctx, pkt->l4_off, &h.tcp, sizeof(h.tcp)))
+		return XDP_ABORTED;
+	family = pkt->tuple.family;
+	hlen = h.tcp.doff * 4;
+	seq = bpf_ntohl(h.tcp.seq);
+	ack = bpf_ntohl(h.tcp.ack_seq);
+	xlb_syn_options(ctx, pkt->l4_off, hlen, &o);
+	mss = family == XLB_AF_INET ? XLB_SYNPROXY_MSS4 : XLB_SYNPROXY_MSS6;
+	if (o.ts) {
+		ws = o.tsecr & TSC_WSCALE_NONE;
+		sack = !!(o.tsecr & TSC_SACK);
+		mss = syncookie_mss(family, o.tsecr >> TSC_MSS_SHIFT);
+	}
+	rev = family == XLB_AF_INET
+		      ? synproxy_pair(ed->peer, XLB_AF_INET, &fwd)
+		      : synproxy_pair(ed->peer, XLB_AF_INET6, &fwd);
+	if (!rev)
+		return XDP_ABORTED;
+	/* until the real answers: the cookie (our ISN) and our timestamp
+	 * (its low bits: what the cookie kept; all ones without one) */
+	if (family == XLB_AF_INET) {
+		ct_ext_of(rev, XLB_AF_INET)->seq_delta = ack - 1;
+		*ct_word_of(rev, XLB_AF_INET, 2) = o.ts ? o.tsecr : TSC_MASK;
+	} else {
+		ct_ext_of(rev, XLB_AF_INET6)->seq_delta = ack - 1;
+		*ct_word_of(rev, XLB_AF_INET6, 2) = o.ts ? o.tsecr : TSC_MASK;
+	}
+	if (pkt->l4_len > hlen) {
+		struct early_key k = {.slot = ed->peer, .family = family};
+
+		xlb_synproxy_keep(ctx, &k, seq, pkt->l4_off + hlen,
+				  pkt->l4_len - hlen);
+	}
+	count_event(EVENT_SYNCOOKIE_VALID);
+
+	__builtin_memset(&h.tcp, 0, sizeof(h.tcp));
+	h.tcp.source = pkt->tuple.sport;
+	h.tcp.dest = pkt->tuple.dport;
+	h.tcp.seq = bpf_htonl(seq - 1);
+	h.tcp.syn = 1;
+	h.tcp.window = bpf_htons(0xffff);
+	n = syn_hdr_opts(h.opts, mss, ws, sack, o.ts, o.tsval, 0);
+	if (synproxy_write(ctx, pkt, &h, n, NULL, 0, false))
+		return XDP_ABORTED;
+	return XDP_REDIRECT;
+}
+
+/* synproxy_learn sets both entries of a connection whose real answered
+ * with o (its SYN-ACK's options, real_isn its ISN) from what the reverse
+ * entry kept: the sequence and timestamp offsets, the real's window
+ * scale; both are established. */
+static __always_inline void synproxy_learn(struct ct_entry *fwd,
+					   struct ct_entry *rev,
+					   const struct syn_opts *o,
+					   __u32 real_isn, const __u8 family)
+{
+	__u32 delta = real_isn - ct_ext_of(rev, family)->seq_delta;
+	__u32 ours = *ct_word_of(rev, family, 2), ts_delta = 0;
+	__u32 shift = XLB_WIN_SHIFT_NONE;
+
+	if (o->ts && ours != TSC_MASK)
+		ts_delta = ours - o->tsval;
+	/* the client scales the real's windows by what we offered */
+	if (ours != TSC_MASK && (ours & TSC_WSCALE_NONE) != TSC_WSCALE_NONE)
+		shift = o->wscale == TSC_WSCALE_NONE ? 0 : o->wscale;
+	ct_ext_of(fwd, family)->seq_delta = delta;
+	ct_ext_of(rev, family)->seq_delta = delta;
+	*ct_word_of(fwd, family, 1) = ts_delta;
+	*ct_word_of(rev, family, 1) = ts_delta;
+	*ct_word_of(fwd, family, 2) = shift;
+	*ct_word_of(rev, family, 2) = shift;
+	fwd->state = CT_ESTABLISHED;
+	rev->state = CT_ESTABLISHED;
+}
+
+/* xlb_synproxy_ack answers the real's SYN-ACK (the edit's peer: the
+ * connection's forward slot) with the ACK that completes its handshake,
+ * carrying the client's kept data, back to the real. The first time, the
+ * connection learns its offsets (synproxy_learn); a SYN-ACK the real
+ * sends again is acknowledged again. */
+__noinline int xlb_synproxy_ack(struct xdp_md *ctx, struct pkt *pkt)
+{
+	struct early_data *early = NULL;
+	struct ct_entry *fwd, *rev;
+	struct early_key k = {};
+	struct syn_hdr h = {};
+	struct tcp_edit *ed;
+	struct syn_opts o;
+	__u32 real_isn, ours, len = 0, n = 0;
+	__be32 v, e;
+	__u8 family;
+
+	if (!pkt || !xlb_syncookies)
+		return XDP_DROP;
+	ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
+	if (!ed || bpf_xdp_load_bytes(ctx, pkt->l4_off, &h.tcp, sizeof(h.tcp)))
+		return XDP_ABORTED;
+	family = pkt->tuple.family;
+	xlb_syn_options(ctx, pkt->l4_off, h.tcp.doff * 4, &o);
+	real_isn = bpf_ntohl(h.tcp.seq);
+	ours = bpf_ntohl(h.tcp.ack_seq); /* the client's ISN + 1 */
+	fwd = ct_slot(ed->peer,
+		      family == XLB_AF_INET ? XLB_AF_INET : XLB_AF_INET6);
+	if (!fwd || (fwd->flags & CT_F_REVERSE))
+		return XDP_ABORTED;
+	k.slot = fwd->peer;
+	k.family = family;
+	if (family == XLB_AF_INET) {
+		rev = synproxy_pair(fwd->peer, XLB_AF_INET, &fwd);
+		if (rev && rev->state == CT_SYN_SENT) {
+			synproxy_learn(fwd, rev, &o, real_isn, XLB_AF_INET);
+			count_event(EVENT_SYNPROXY_OPENED);
+			early = bpf_map_lookup_elem(&synproxy_early, &k);
+		}
+	} else {
+		rev = synproxy_pair(fwd->peer, XLB_AF_INET6, &fwd);
+		if (rev && rev->state == CT_SYN_SENT) {
+			synproxy_learn(fwd, rev, &o, real_isn, XLB_AF_INET6);
+			count_event(EVENT_SYNPROXY_OPENED);
+			early = bpf_map_lookup_elem(&synproxy_early, &k);
+		}
+	}
+	if (!rev)
+		return XDP_ABORTED;
+	if (early && early->seq == ours)
+		len = early->len;
+
+	__builtin_memset(&h, 0, sizeof(h));
+	h.tcp.source = pkt->tuple.dport;
+	h.tcp.dest = pkt->tuple.sport;
+	h.tcp.seq = bpf_htonl(ours);
+	h.tcp.ack_seq = bpf_htonl(real_isn + 1);
+	h.tcp.ack = 1;
+	h.tcp.psh = len > 0;
+	h.tcp.window = bpf_htons(0xffff >> XLB_SYNPROXY_WSCALE);
+	if (o.ts) {
+		/* the real echoed the client's timestamp: echo its own */
+		v = bpf_htonl(o.tsecr);
+		e = bpf_htonl(o.tsval);
+		h.opts[0] = XLB_TCPOPT_NOP;
+		h.opts[1] = XLB_TCPOPT_NOP;
+		h.opts[2] = XLB_TCPOPT_TS;
+		h.opts[3] = 10;
+		__builtin_memcpy(h.opts + 4, &v, 4);
+		__builtin_memcpy(h.opts + 8, &e, 4);
+		n = 12;
+	}
+	if (synproxy_turn_around(ctx, pkt) ||
+	    synproxy_write(ctx, pkt, &h, n, early, len, true))
+		return XDP_ABORTED;
+	if (early)
+		bpf_map_delete_elem(&synproxy_early, &k);
+	return synproxy_back(ctx);
+}
+
+/* ttl_expires tells whether the packet's TTL or hop limit would reach
+ * zero on its way through xlb: the proxy answers no SYN that its real
+ * would not have seen. */
+static __always_inline bool ttl_expires(const struct pkt *pkt)
+{
+	if (pkt->tuple.family == XLB_AF_INET) {
+		const struct iphdr *iph = pkt->l3;
+
+		return (void *)(iph + 1) > pkt->data_end || iph->ttl <= 1;
+	}
+	const struct ipv6hdr *ip6h = pkt->l3;
+
+	return (void *)(ip6h + 1) > pkt->data_end || ip6h->hop_limit <= 1;
+}
+
+/* synproxy_new handles a TCP segment to a SYN-proxied service that has no
+ * connection: a SYN is answered with a cookie (XLB_SYNACK), an ACK
+ * returning a valid cookie may open the connection (pkt->cookie_ok,
+ * XLB_CONTINUE), any other is dropped. */
+static __always_inline int synproxy_new(struct xdp_md *ctx, struct pkt *pkt)
+{
+	__u8 flags = pkt->tcp_flags &
+		     (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST | XLB_TCP_FIN);
+
+	if (ttl_expires(pkt))
+		return count_drop(DROP_TTL_EXPIRED);
+	if (flags == XLB_TCP_SYN)
+		return XLB_SYNACK;
+	if (flags != XLB_TCP_ACK)
+		return count_drop(DROP_TCP_NOT_SYN);
+	if (xlb_synproxy_check(ctx, pkt->l3_off, pkt->l4_off,
+			       pkt->tuple.family))
+		return count_drop(DROP_SYNCOOKIE_INVALID);
+	pkt->cookie_ok = 1;
+	return XLB_CONTINUE;
+}
+
+/* synproxy_forward decides what happens to a client's segment of a
+ * SYN-proxied connection (e its forward entry): the cookie ACK becomes
+ * the SYN to the real; while the real has not answered, data is kept or
+ * dropped; then acknowledgements and timestamps are shifted. */
+static __always_inline int synproxy_forward(struct xdp_md *ctx, struct pkt *pkt,
+					    struct ct_entry *e, bool new_conn,
+					    const __u8 family)
+{
+	const struct tcphdr *tcp = pkt->l4;
+	struct tcp_edit *ed;
+
+	if (!(e->flags & CT_F_SYNPROXY))
+		return XLB_CONTINUE;
+	if (!new_conn && e->state == CT_SYN_SENT) {
+		struct early_key k = {.slot = e->peer, .family = family};
+		__u32 hlen;
+
+		if (pkt->tcp_flags & XLB_TCP_RST)
+			return XLB_CONTINUE;
+		if ((void *)(tcp + 1) > pkt->data_end)
+			return XDP_ABORTED;
+		hlen = tcp->doff * 4;
+		if (pkt->l4_len <= hlen ||
+		    xlb_synproxy_keep(ctx, &k, bpf_ntohl(tcp->seq),
+				      pkt->l4_off + hlen, pkt->l4_len - hlen))
+			return count_drop(DROP_SYNPROXY_EARLY);
+		return XDP_DROP;
+	}
+	ed = tcp_edit_begin(pkt);
+	if (!ed)
+		return XDP_ABORTED;
+	if (new_conn) {
+		pkt->edit = TCP_EDIT_TO_SYN;
+		ed->peer = e->peer;
+		return XLB_CONTINUE;
+	}
+	ed->ack_add = ct_ext_of(e, family)->seq_delta;
+	ed->ts_ecr_add = -*ct_word_of(e, family, 1);
+	return XLB_CONTINUE;
+}
+
+/* synproxy_reply decides what happens to a real's segment of a
+ * SYN-proxied connection (e its reverse entry): its SYN-ACK is answered
+ * (XLB_PROXY_ACK); a RST before it goes to the client in the cookie's
+ * sequence space; later segments are shifted. */
+static __always_inline int synproxy_reply(struct pkt *pkt, struct ct_entry *e,
+					  const __u8 family)
+{
+	const struct tcphdr *tcp = pkt->l4;
+	struct ct_ext *ext = ct_ext_of(e, family);
+	struct tcp_edit *ed;
+
+	if (!(e->flags & CT_F_SYNPROXY))
+		return XLB_CONTINUE;
+	if ((void *)(tcp + 1) > pkt->data_end)
+		return XDP_ABORTED;
+	ed = tcp_edit_begin(pkt);
+	if (!ed)
+		return XDP_ABORTED;
+	if ((pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) ==
+	    (XLB_TCP_SYN | XLB_TCP_ACK)) {
+		ed->peer = e->peer;
+		return XLB_PROXY_ACK;
+	}
+	if (e->state == CT_SYN_SENT) {
+		if (!(pkt->tcp_flags & XLB_TCP_RST))
+			return count_drop(DROP_SYNPROXY_EARLY);
+		ed->seq_add = ext->seq_delta + 1 - bpf_ntohl(tcp->seq);
+		return XLB_CONTINUE;
+	}
+	ed->seq_add = -ext->seq_delta;
+	ed->ts_val_add = *ct_word_of(e, family, 1);
+	ed->win_shift = *ct_word_of(e, family, 2);
+	return XLB_CONTINUE;
+}
+
+#endif /* XLB_SYNPROXY_H */
