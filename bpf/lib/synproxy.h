@@ -8,8 +8,10 @@
  *                        connection is made (CT_F_SYNPROXY, SYN_SENT) and
  *                        the ACK becomes the SYN to the real (syn)
  *   client data       -> while the real has not answered: the first
- *                        segment is kept (synproxy_early), the rest
- *                        dropped and counted; the client retransmits
+ *                        segment is kept (synproxy_early); the SYN-ACK's
+ *                        window of one segment lets no more come, and
+ *                        more (or a longer one) is dropped and counted:
+ *                        the client sends it again
  *   real SYN-ACK      -> becomes the ACK to the real, with the kept data
  *                        (ack); both entries learn the offsets
  *   later segments    -> sequence numbers, timestamps and windows shifted
@@ -45,8 +47,10 @@ const volatile __u32 xlb_syncookies = 0;
 #define XLB_SYNPROXY_MSS4 1460 /* offered to the real without timestamps */
 #define XLB_SYNPROXY_MSS6 1440
 #define XLB_SYNPROXY_TTL  64
-#define XLB_EARLY_MAX	  1024 /* bytes of early client data kept */
-#define XLB_EARLY_SLOTS	  4096
+#define XLB_EARLY_MAX                                                          \
+	1500 /* bytes of early client data kept: a
+				* segment of a 1500-byte MTU */
+#define XLB_EARLY_SLOTS 4096
 
 /* The low bits of the SYN-ACK's timestamp. */
 #define TSC_WSCALE_NONE 0xf
@@ -383,7 +387,9 @@ __noinline int xlb_synproxy_synack(struct xdp_md *ctx, struct pkt *pkt)
 	h.tcp.ack_seq = bpf_htonl(client_seq + 1);
 	h.tcp.syn = 1;
 	h.tcp.ack = 1;
-	h.tcp.window = bpf_htons(0xffff);
+	/* one segment the proxy can keep until the real answers: the real's
+	 * first acknowledgement opens the window */
+	h.tcp.window = bpf_htons(mss < XLB_EARLY_MAX ? mss : XLB_EARLY_MAX);
 	n = syn_hdr_opts(h.opts, mss,
 			 o.wscale == TSC_WSCALE_NONE ? TSC_WSCALE_NONE
 						     : XLB_SYNPROXY_WSCALE,

@@ -86,7 +86,7 @@ func TestSynProxy(t *testing.T) {
 			cookie := got.(*layers.TCP).Seq
 			ours := uint32(clientTS&^0xff | 7 | 0x10 | idx<<5)
 			synAck := syn.reply("SA")
-			synAck.ttl, synAck.seq, synAck.ack, synAck.window = 65, cookie, 1001, 0xffff
+			synAck.ttl, synAck.seq, synAck.ack, synAck.window = 65, cookie, 1001, mss
 			synAck.options = synOptions(mss, ours, clientTS, 7)
 			want := synAck.translated(synAck.src, synAck.dst, synAck.srcMAC, synAck.dstMAC)
 			e.expect(syn.frame(t), XDPTx, want.frame(t))
@@ -174,7 +174,7 @@ func TestSynProxyWithoutTimestamps(t *testing.T) {
 	}
 	cookie := got.(*layers.TCP).Seq
 	synAck := syn.reply("SA")
-	synAck.ttl, synAck.seq, synAck.ack, synAck.window = 65, cookie, 7001, 0xffff
+	synAck.ttl, synAck.seq, synAck.ack, synAck.window = 65, cookie, 7001, 1300
 	synAck.options = []layers.TCPOption{mssOption(1300)}
 	// 58 bytes: gopacket pads a frame to Ethernet's 60, the proxy does not
 	want := synAck.translated(synAck.src, synAck.dst, synAck.srcMAC, synAck.dstMAC).frame(t)

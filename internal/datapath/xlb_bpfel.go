@@ -124,7 +124,7 @@ type xlbEarlyData struct {
 	Seq   uint32
 	Len   uint16
 	Pad   uint16
-	Bytes [1024]uint8
+	Bytes [1500]uint8
 }
 
 type xlbEarlyKey struct {

@@ -387,43 +387,9 @@ func TestTOAAtTheReal(t *testing.T) {
 
 	for _, vip := range []netip.Addr{topo.VIP(), topo.VIP6()} {
 		// capture at the real, from before the connection opens
-		frames := make(chan []byte, 256)
-		var fd int
-		err := netns.Run(topo.Real(1), func() error {
-			var err error
-			fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
-			if err != nil {
-				return err
-			}
-			tv := unix.NsecToTimeval(int64(200 * time.Millisecond))
-			return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-		})
-		if err != nil {
-			t.Fatalf("capture socket in %s: %v", topo.Real(1), err)
-		}
-		stop := make(chan struct{})
-		captured := make(chan struct{})
-		go func() {
-			defer close(captured)
-			buf := make([]byte, 65536)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				n, _, err := unix.Recvfrom(fd, buf, 0)
-				if err == nil && n > 0 {
-					select {
-					case frames <- append([]byte(nil), buf[:n]...):
-					default:
-					}
-				}
-			}
-		}()
-
+		frames := captureIn(t, topo.Real(1))
 		var local netip.AddrPort
-		err = netns.Run(topo.Client(), func() error {
+		err := netns.Run(topo.Client(), func() error {
 			addr := netip.AddrPortFrom(vip, ServicePort).String()
 			conn, err := dialVIP(ctx, addr)
 			if err != nil {
@@ -434,15 +400,12 @@ func TestTOAAtTheReal(t *testing.T) {
 			want, sum := patternBytes(4096)
 			return transfer(ctx, conn, addr, "upload", want, sum)
 		})
-		close(stop)
-		<-captured
-		unix.Close(fd)
-		close(frames)
+		captured := frames()
 		if err != nil {
 			t.Fatalf("%s: %v", vip, err)
 		}
 		seen := 0
-		for f := range frames {
+		for _, f := range captured {
 			if got, ok := toaIn(f, ServicePort); ok {
 				seen++
 				if got.Addr().Unmap() != local.Addr().Unmap() || got.Port() != local.Port() {
@@ -453,6 +416,52 @@ func TestTOAAtTheReal(t *testing.T) {
 		if seen == 0 {
 			t.Errorf("%s: no segment with a TOA option reached the real", vip)
 		}
+	}
+}
+
+// captureIn captures the frames namespace ns receives and sends (an
+// AF_PACKET socket, up to 4096 frames) until the function it returns is
+// called, which returns them.
+func captureIn(t *testing.T, ns string) func() [][]byte {
+	t.Helper()
+	var fd int
+	err := netns.Run(ns, func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(unix.ETH_P_ALL)))
+		if err != nil {
+			return err
+		}
+		tv := unix.NsecToTimeval(int64(100 * time.Millisecond))
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20); err != nil {
+			return err
+		}
+		return unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	})
+	if err != nil {
+		t.Fatalf("capture socket in %s: %v", ns, err)
+	}
+	stop := make(chan struct{})
+	done := make(chan [][]byte)
+	go func() {
+		var frames [][]byte
+		buf := make([]byte, 65536)
+		for {
+			select {
+			case <-stop:
+				unix.Close(fd)
+				done <- frames
+				return
+			default:
+			}
+			n, _, err := unix.Recvfrom(fd, buf, 0)
+			if err == nil && n > 0 && len(frames) < 4096 {
+				frames = append(frames, append([]byte(nil), buf[:n]...))
+			}
+		}
+	}()
+	return func() [][]byte {
+		close(stop)
+		return <-done
 	}
 }
 
