@@ -48,6 +48,7 @@
 #include "lib/tcp_edit.h"
 #include "lib/client_addr.h"
 #include "lib/synproxy.h"
+#include "lib/synproxy_frames.h"
 #include "lib/stages.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
