@@ -311,13 +311,8 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	e = ct_find(&probe, pkt->now, family);
 	if (!probe.seen)
 		pkt->ct_miss = 1;
-	/* a closing SYN-proxied connection's port reused: the new one's
-	 * ACK returns a cookie */
-	if (e && (e->flags & CT_F_SYNPROXY) && e->state >= CT_FIN &&
-	    (pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST |
-			       XLB_TCP_FIN)) == XLB_TCP_ACK &&
-	    !xlb_synproxy_check(ctx, pkt->l3_off, pkt->l4_off, family))
-		pkt->cookie_ok = 1;
+	if (e && (e->flags & CT_F_SYNPROXY))
+		synproxy_reopening(ctx, pkt, e, family);
 	if (e && !pkt->cookie_ok && !ct_reopens(e, pkt)) {
 		if (e->flags & CT_F_REVERSE)
 			return reply_to_client(ctx, pkt, e, family);

@@ -6,6 +6,12 @@
  * bench magic) and drops everything it counts. Other frames (ARP,
  * neighbour discovery) pass to the kernel and are counted apart. The
  * headers are read from a frame's first buffer.
+ *
+ * In reflect mode (sink_cfg) it sends each bench frame back where it
+ * came from instead, MACs and IP addresses swapped, by a redirect to its
+ * ingress interface, as a DUT that answers every frame does: the
+ * synflood scenario measures with it what answering costs the lab
+ * besides the DUT's own work.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -35,6 +41,49 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sink_counters);
 } sink_stats SEC(".maps");
+
+/* sink_cfg[0]: 1 reflects bench frames, 0 drops them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sink_cfg SEC(".maps");
+
+/* reflect swaps a frame's MACs and IP addresses (checksums keep: the
+ * sums are the same) and redirects it to its ingress interface. */
+static __always_inline int reflect(struct xdp_md *ctx, void *data,
+				   void *data_end)
+{
+	struct ethhdr *eth = data;
+	__u8 mac[ETH_ALEN];
+
+	if ((void *)(eth + 1) > data_end)
+		return XDP_DROP;
+	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
+		__be32 a;
+
+		if ((void *)(ip + 1) > data_end)
+			return XDP_DROP;
+		a = ip->saddr;
+		ip->saddr = ip->daddr;
+		ip->daddr = a;
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		struct in6_addr a;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return XDP_DROP;
+		a = ip6->saddr;
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = a;
+	}
+	return bpf_redirect(ctx->ingress_ifindex, 0);
+}
 
 /* payload returns where the TCP/UDP payload of a frame starts, or NULL */
 static __always_inline void *payload(void *data, void *data_end)
@@ -93,5 +142,9 @@ int xdp_sink(struct xdp_md *ctx)
 	}
 	c->packets++;
 	c->bytes += xlb_frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
+	__u32 *mode = bpf_map_lookup_elem(&sink_cfg, &zero);
+
+	if (mode && *mode)
+		return reflect(ctx, data, data_end);
 	return XDP_DROP;
 }

@@ -318,6 +318,35 @@ static __always_inline int synproxy_new(struct xdp_md *ctx, struct pkt *pkt)
 	return XLB_CONTINUE;
 }
 
+/* synproxy_reopening handles a client's port reused while its
+ * SYN-proxied connection (e, found for the segment) is closing: the new
+ * SYN marks the entry (it is answered with a cookie, synproxy_new), and
+ * only on a marked entry may an ACK that returns a cookie open the new
+ * connection (pkt->cookie_ok). Without the mark, a late ACK of the old
+ * connection could pass the cookie check: a cookie's low bits are an MSS
+ * index, and an acknowledgement number a few bytes past the cookie may
+ * still decode as one. */
+static __always_inline void synproxy_reopening(struct xdp_md *ctx,
+					       struct pkt *pkt,
+					       struct ct_entry *e,
+					       const __u8 family)
+{
+	__u8 flags = pkt->tcp_flags &
+		     (XLB_TCP_SYN | XLB_TCP_ACK | XLB_TCP_RST | XLB_TCP_FIN);
+	struct ct_ext *ext = ct_ext_of(e, family);
+
+	if (e->state < CT_FIN)
+		return;
+	if (flags == XLB_TCP_SYN) {
+		if (ext->hdr_state != CT_HDR_REOPEN)
+			ext->hdr_state = CT_HDR_REOPEN;
+		return;
+	}
+	if (flags == XLB_TCP_ACK && ext->hdr_state == CT_HDR_REOPEN &&
+	    !xlb_synproxy_check(ctx, pkt->l3_off, pkt->l4_off, family))
+		pkt->cookie_ok = 1;
+}
+
 /* synproxy_forward decides what happens to a client's segment of a
  * SYN-proxied connection (e its forward entry): the cookie ACK becomes
  * the SYN to the real; while the real has not answered, data is kept or

@@ -203,11 +203,14 @@ struct ct_ext {
 	__u8 pad;
 };
 
-/* ct_ext.hdr_state of a TOA or PROXY v2 connection. */
+/* ct_ext.hdr_state of a TOA, PROXY v2 or SYN-proxied connection. */
 enum ct_hdr_state {
-	CT_HDR_WAIT = 0,  /* TOA: the real's SYN-ACK not seen yet */
-	CT_HDR_ARMED = 1, /* TOA: hdr_seq known; PROXY v2: header not acked */
-	CT_HDR_ACKED = 2, /* PROXY v2: the real acked the header */
+	CT_HDR_WAIT = 0,   /* TOA: the real's SYN-ACK not seen yet */
+	CT_HDR_ARMED = 1,  /* TOA: hdr_seq known; PROXY v2: header not acked */
+	CT_HDR_ACKED = 2,  /* PROXY v2: the real acked the header */
+	CT_HDR_REOPEN = 3, /* SYN proxy: the closing connection's port got a
+			    * new SYN, answered with a cookie: an ACK that
+			    * returns one opens the new connection */
 };
 
 /* One IPv4 slot: one 64-byte cache line (the map is BPF_F_MMAPABLE, so

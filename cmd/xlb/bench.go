@@ -53,7 +53,13 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
   latency      one request at a time on one connection (XDP TCP_RR);
                kernel TCP_RR, TCP_CRR and sockperf ping-pong
   redis        redis-benchmark, default and -d 1400 -P 50
-  http         wrk against nginx`,
+  http         wrk against nginx
+  synflood     spoofed SYNs from 65,536 sources: alone at the generator's
+               rate, then with legitimate connections at --open-rate
+               (20000/s), without a flood, with one at half what the DUT
+               answered alone and at the generator's rate; DUTs xlb,
+               xlb-synproxy (syn_proxy: true) and nft-synproxy (the
+               kernel's); cps also takes xlb-toa and xlb-proxy-v2`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(benchrun.Scenarios, ", "))}
@@ -100,7 +106,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, throughput xlb,xdp-fwd,nft,direct, http with haproxy)")
+	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, throughput xlb,xdp-fwd,nft,direct, http with haproxy, synflood xlb,xlb-synproxy,nft-synproxy)")
 	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s; cc the keepalive interval)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
@@ -117,7 +123,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.IntSliceVar(&o.Conns, "conns", nil, "cc: concurrent connections to hold (default 1000000,10000000)")
 	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1m)")
 	f.IntVar(&o.ConnTable, "conn-table", 0, "the xlb DUT's IPv4 connection table, in connections (default: cps 4194304, cc the most --conns, else 1048576)")
-	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000)")
+	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000); synflood: legitimate connections per second (default 20000)")
 	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency and cps 1)")
 	f.IntVar(&o.Reals, "reals", 0, "real servers (default 2; cps 8, as the DPVS report)")
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")

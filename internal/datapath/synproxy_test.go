@@ -212,3 +212,65 @@ func TestSynProxyNeedsTheKernel(t *testing.T) {
 		t.Errorf("%d services after the refusal, want none", len(st))
 	}
 }
+
+// proxiedConn opens a connection through the SYN proxy from client port
+// cport (no options, as TestSynProxyWithoutTimestamps) and returns its
+// cookie and the SYN the real got.
+func (e *testEnv) proxiedConn(f family, real1, local netip.AddrPort, cport uint16, realISN uint32) (cookie uint32) {
+	t := e.t
+	t.Helper()
+	syn := e.clientPkt(f, loadbalancer.TCP, cport, 80, "S")
+	syn.seq, syn.payload = 5000, nil
+	v, out := e.run(syn.frame(t))
+	tcp, _ := decode(out).Layer(layers.LayerTypeTCP).(*layers.TCP)
+	if v != XDPTx || tcp == nil || !tcp.SYN || !tcp.ACK {
+		t.Fatalf("SYN: verdict %s, want a SYN-ACK:\n%s", v, decode(out).Dump())
+	}
+	cookie = tcp.Seq
+	ack := syn
+	ack.flags, ack.seq, ack.ack = "A", 5001, cookie+1
+	if v, out = e.run(ack.frame(t)); v != XDPRedirect || !decode(out).Layer(layers.LayerTypeTCP).(*layers.TCP).SYN {
+		t.Fatalf("cookie ACK: verdict %s, want the SYN to the real", v)
+	}
+	synAck := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "SA",
+		src: real1, dst: local, seq: realISN, ack: 5001}
+	if v, _ = e.run(synAck.frame(t)); v != XDPTx {
+		t.Fatalf("the real's SYN-ACK: verdict %s, want the ACK back to the real", v)
+	}
+	return cookie
+}
+
+// TestSynProxyReopen: a closing SYN-proxied connection's last ACK is
+// forwarded as the old connection's, even when its acknowledgement
+// number would pass the cookie check; a new SYN on the same port is
+// answered with a cookie, and only its cookie ACK opens a new connection
+// (a second SYN to the real).
+func TestSynProxyReopen(t *testing.T) {
+	f := families[0]
+	e := newEnv(t, Options{})
+	real1, local := e.synProxyService(f)
+	cookie := e.proxiedConn(f, real1, local, 41000, 70000)
+
+	// the client closes; the real answers with its FIN
+	fin := e.clientPkt(f, loadbalancer.TCP, 41000, 80, "FA")
+	fin.seq, fin.ack, fin.payload = 5001, cookie+1, nil
+	e.expect(fin.frame(t), XDPRedirect, nil)
+	rfin := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "FA",
+		src: real1, dst: local, seq: 70001, ack: 5002}
+	e.expect(rfin.frame(t), XDPRedirect, nil)
+
+	// the last ACK: the old connection's, to the real, with the
+	// acknowledgement shifted (cookie + 2 may pass a cookie check)
+	last := fin
+	last.flags, last.seq, last.ack = "A", 5002, cookie+2
+	want := last.translated(local, real1, e.realIf.HardwareAddr, realMAC(1))
+	want.ack = 70002
+	e.expect(last.frame(t), XDPRedirect, want.frame(t))
+
+	// the port again: a cookie, then a new connection
+	before := e.events()["syncookie_valid"]
+	e.proxiedConn(f, real1, netip.AddrPortFrom(f.laddr, local.Port()+1), 41000, 80000)
+	if n := e.events()["syncookie_valid"] - before; n != 1 {
+		t.Errorf("%d cookies taken for the reopened port, want 1", n)
+	}
+}

@@ -97,9 +97,10 @@ const (
 type xlbCtHdrState uint32
 
 const (
-	xlbCtHdrStateCT_HDR_WAIT  xlbCtHdrState = 0
-	xlbCtHdrStateCT_HDR_ARMED xlbCtHdrState = 1
-	xlbCtHdrStateCT_HDR_ACKED xlbCtHdrState = 2
+	xlbCtHdrStateCT_HDR_WAIT   xlbCtHdrState = 0
+	xlbCtHdrStateCT_HDR_ARMED  xlbCtHdrState = 1
+	xlbCtHdrStateCT_HDR_ACKED  xlbCtHdrState = 2
+	xlbCtHdrStateCT_HDR_REOPEN xlbCtHdrState = 3
 )
 
 type xlbCtScratch struct {

@@ -68,8 +68,15 @@ var XDPModes = []string{"native", "generic"}
 var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
 
 // ConnDUTNames are the DUTs the connection scenarios take (xdp-fwd only
-// those of the XDP endpoints).
-var ConnDUTNames = []string{"xlb", "nft", "xdp-fwd", "haproxy", "direct"}
+// those of the XDP endpoints; the xlb variants and nft-synproxy the cps
+// and synflood scenarios').
+var ConnDUTNames = []string{"xlb", "nft", "xdp-fwd", "haproxy", "direct", "xlb-synproxy", "xlb-toa", "xlb-proxy-v2", "nft-synproxy"}
+
+// IsXLB tells whether a DUT is the xlb daemon, of any shape.
+func IsXLB(d DUT) bool {
+	_, ok := d.(*xlbDUT)
+	return ok
+}
 
 // NewDUT returns the DUT called name among those of the lab itself,
 // which frame and connection scenarios share: xlb, kernel, nft, sink and
@@ -88,6 +95,8 @@ func NewDUT(name string) (DUT, error) {
 		return sinkDUT{}, nil
 	case "direct":
 		return directDUT{}, nil
+	case "nft-synproxy":
+		return &nftSynproxyDUT{}, nil
 	}
 	return nil, fmt.Errorf("DUT %q: want one of %s, sink, direct or haproxy", name, strings.Join(DUTNames, ", "))
 }
@@ -130,7 +139,7 @@ func (x *xlbDUT) SetMode(ctx context.Context, e *Env, mode string) error {
 	return x.Setup(ctx, e)
 }
 
-func (*xlbDUT) Name() string                               { return "xlb" }
+func (x *xlbDUT) Name() string                             { return x.shape.name() }
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
@@ -170,8 +179,12 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 			vip, lips = t.VIP6(), localIPRange(t.LocalIP6(), x.shape.LocalIPs)
 		}
 		for _, proto := range []string{"udp", "tcp"} {
-			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: %s, local_ips: [%q], reals: [", vip, proto,
-				x.shape.Scheduler, lips)
+			extra := ""
+			if proto == "tcp" {
+				extra = x.shape.tcpExtra()
+			}
+			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: %s%s, local_ips: [%q], reals: [", vip, proto,
+				x.shape.Scheduler, extra, lips)
 			for i := 1; i <= t.Reals; i++ {
 				addr := t.RealAddr(i)
 				if v6 {

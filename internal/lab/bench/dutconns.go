@@ -31,7 +31,7 @@ func (e *Env) DUTConns(ctx context.Context, dut DUT) (conns, mem uint64, how str
 		}
 		mem, err = d.connTableBytes(e)
 		return conns, mem, "xlb ct4 map memlock (preallocated, 2 entries per connection)", err
-	case *nftDUT:
+	case *nftDUT, *nftSynproxyDUT:
 		out, err := e.RunIn(e.Topo.LB(), "conntrack", "-C")
 		if err != nil {
 			return 0, 0, "", err

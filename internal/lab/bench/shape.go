@@ -27,6 +27,41 @@ type XLBShape struct {
 	// free their ports for the next flows soon after, and a closed
 	// connection is kept 2 s, as the nft DUT's conntrack).
 	Timeouts string
+	// SynProxy turns the TCP services' SYN proxy on (DUT xlb-synproxy).
+	SynProxy bool
+	// ClientAddress is the TCP services' client_address, toa or
+	// proxy-v2 (DUTs xlb-toa, xlb-proxy-v2); "" for none.
+	ClientAddress string
+}
+
+// XLBVariants are the xlb DUTs whose TCP services have a feature on,
+// by DUT name: the SYN proxy and the client address ways.
+var XLBVariants = map[string]func(XLBShape) XLBShape{
+	"xlb-synproxy": func(s XLBShape) XLBShape { s.SynProxy = true; return s },
+	"xlb-toa":      func(s XLBShape) XLBShape { s.ClientAddress = "toa"; return s },
+	"xlb-proxy-v2": func(s XLBShape) XLBShape { s.ClientAddress = "proxy-v2"; return s },
+}
+
+// name is the DUT name of an xlb of this shape.
+func (s XLBShape) name() string {
+	switch {
+	case s.SynProxy:
+		return "xlb-synproxy"
+	case s.ClientAddress != "":
+		return "xlb-" + s.ClientAddress
+	}
+	return "xlb"
+}
+
+// tcpExtra is what the shape adds to a TCP service's entry.
+func (s XLBShape) tcpExtra() string {
+	switch {
+	case s.SynProxy:
+		return ", syn_proxy: true"
+	case s.ClientAddress != "":
+		return ", client_address: " + s.ClientAddress
+	}
+	return ""
 }
 
 // DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs

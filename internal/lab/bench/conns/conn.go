@@ -159,7 +159,7 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 	if err := cl.server.Attach(t.Real(1), bench.DirectRealIf); err != nil {
 		return nil, err
 	}
-	if dut.Name() != "xlb" && dut.Name() != "direct" && dut.Name() != "xdp-fwd" {
+	if !bench.IsXLB(dut) && dut.Name() != "direct" && dut.Name() != "xdp-fwd" {
 		// the kernel forwards: see AttachPass
 		for _, ifname := range t.LBInterfaces() {
 			if err := cl.server.AttachPass(t.LB(), ifname); err != nil {

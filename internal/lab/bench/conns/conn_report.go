@@ -24,6 +24,8 @@ type ConnResults struct {
 	ConnTrials   []ConnTrial      `json:"conn_trials,omitempty"`
 	ConnSearches []ConnSearch     `json:"conn_searches,omitempty"`
 	Apps         []apps.AppResult `json:"apps,omitempty"`
+	// SynFlood are the synflood scenario's phases.
+	SynFlood []SynFloodTrial `json:"synflood,omitempty"`
 }
 
 // Report is what the connection scenarios' tables, charts, CSV and
@@ -63,6 +65,9 @@ func (r *Report) Check() error {
 	for _, a := range r.Apps {
 		ran[a.DUT]++
 	}
+	for _, f := range r.SynFlood {
+		ran[f.DUT]++
+	}
 	for _, d := range r.Options.DUTs {
 		if ran[d] == 0 {
 			return fmt.Errorf("DUT %s ran nothing", d)
@@ -98,6 +103,18 @@ func (r *Report) WriteCSV(w io.Writer) error {
 			f(t.RequestRate), f(t.ResponseMbps), f(t.Handshake.P50Us), f(t.Handshake.P99Us), f(t.Response.P50Us),
 			f(t.Response.P99Us), u(t.DUTConns), u(t.DUTMemBytes), strconv.FormatBool(t.Valid), t.Invalid})
 	}
+	if len(r.SynFlood) > 0 {
+		_ = cw.Write([]string{"scenario", "phase", "dut", "duration_s", "flood_asked_pps", "flood_sent", "flood_pps",
+			"answered_pps", "syns_to_reals", "table_before", "table_after", "legit_cps", "legit_errors"})
+		for _, t := range r.SynFlood {
+			cps, errs := "", ""
+			if t.Legit != nil {
+				cps, errs = f(t.Legit.CPS), u(t.Legit.Errors)
+			}
+			_ = cw.Write([]string{r.Scenario, t.Phase, t.DUT, f(t.Duration), f(t.FloodAskedPPS), u(t.FloodSent), f(t.FloodPPS),
+				f(t.AnsweredPPS), u(t.SYNsToReals), u(t.TableBefore), u(t.TableAfter), cps, errs})
+		}
+	}
 	if len(r.Apps) > 0 {
 		_ = cw.Write([]string{"scenario", "test", "dut", "rate", "unit", "mean_us", "p50_us", "p90_us", "p99_us", "max_us", "retransmits", "errors", "note"})
 		for _, a := range r.Apps {
@@ -125,6 +142,8 @@ func (r *Report) WriteTables(w io.Writer) error {
 		return out
 	}
 	switch r.Scenario {
+	case "synflood":
+		r.writeSynFlood(w)
 	case "cps":
 		fmt.Fprintln(w, "## Connection rate (the DPVS CPS table): highest rate with no connection error")
 		fmt.Fprintf(w, "\nEach connection: SYN, SYN-ACK, ACK + %d-byte request, %d-byte response, FIN, FIN-ACK, ACK (XDP endpoints). Binary search as RFC 2544, errors = RSTs + timeouts + retransmissions + unexpected segments + slots still busy.\n\n", r.Options.PayloadSize, r.Options.PayloadSize)

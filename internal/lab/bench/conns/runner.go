@@ -33,6 +33,12 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 	if err := r.env.UseTCP(); err != nil {
 		return err
 	}
+	if r.scenario == "synflood" {
+		if err := r.synFlood(ctx, dut); err != nil {
+			return fmt.Errorf("synflood through %s: %w", dut.Name(), err)
+		}
+		return nil
+	}
 	if slices.Contains([]string{"cps", "cc", "throughput", "latency"}, r.scenario) {
 		if err := r.connScenarioFor(ctx, dut); err != nil {
 			return fmt.Errorf("%s through %s: %w", r.scenario, dut.Name(), err)

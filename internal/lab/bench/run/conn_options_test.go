@@ -24,6 +24,9 @@ func TestScenarioDUTs(t *testing.T) {
 		{"http", []string{"xdp-fwd"}, "DUT xdp-fwd: http runs kernel applications"},
 		{"http", []string{"sink"}, "DUT sink: http takes"},
 		{"cc", []string{"bogus"}, `DUT "bogus"`},
+		{"synflood", []string{"xlb", "xlb-synproxy", "nft-synproxy"}, ""},
+		{"cps", []string{"xlb-toa", "xlb-proxy-v2", "xlb-synproxy"}, ""},
+		{"synflood", []string{"sink"}, "DUT sink: synflood takes"},
 	} {
 		o := withDefaults(bench.Options{DUTs: tc.duts}, tc.scenario)
 		err := validate(o, tc.scenario)

@@ -16,6 +16,8 @@ func NewDUT(name, scenario string, o bench.Options) (bench.DUT, error) {
 	switch name {
 	case "xlb":
 		return bench.NewXLBDUT(bench.XLBShapeFor(scenario, o)), nil
+	case "xlb-synproxy", "xlb-toa", "xlb-proxy-v2":
+		return bench.NewXLBDUT(bench.XLBVariants[name](bench.XLBShapeFor(scenario, o))), nil
 	case "xdp-fwd":
 		return frames.NewFwdDUT(), nil
 	case "haproxy":

@@ -31,6 +31,11 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 			// that does nothing but forward
 			o.DUTs = []string{"xlb", "nft", "xdp-fwd"}
 		}
+		if scenario == "synflood" {
+			// xlb without and with its SYN proxy, and the kernel's
+			// own SYN proxy (nftables synproxy)
+			o.DUTs = []string{"xlb", "xlb-synproxy", "nft-synproxy"}
+		}
 	}
 	if o.Keepalive == 0 {
 		o.Keepalive = time.Second
@@ -60,6 +65,11 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 	}
 	if o.OpenRate == 0 {
 		o.OpenRate = 100_000
+		if scenario == "synflood" {
+			// legitimate connections: well under every DUT's rate
+			// on one core, so that the flood's toll shows
+			o.OpenRate = 20_000
+		}
 	}
 	if o.PayloadSize == 0 {
 		// the DPVS report's dperf: 1 byte for CPS, 800 for throughput

@@ -35,7 +35,7 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	switch r.Scenario {
 	case "pps", "frame-sizes", "rfc2544", "multiflow":
 		r.frameReport().WriteTables(w)
-	case "cps", "cc", "throughput", "latency", "redis", "http":
+	case "cps", "cc", "throughput", "latency", "redis", "http", "synflood":
 		if err := r.connReport().WriteTables(w); err != nil {
 			return err
 		}

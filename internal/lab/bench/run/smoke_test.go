@@ -56,6 +56,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
 		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
 		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
+		{"synflood", bench.Options{}, []string{"## SYN flood", "| xlb-synproxy | ", "| nft-synproxy | ", "### Goals",
+			"Spoofed SYNs that reached a real through xlb-synproxy (goal 0): 0."}, nil},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			o := tc.opts
@@ -96,6 +98,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 			switch {
 			case res.Cost != nil:
 				wantRows, header = len(res.Cost.Rows)+1, costHeader
+			case len(res.SynFlood) > 0:
+				wantRows, header = 1+1+len(res.SynFlood), conns.CSVHeader
 			case len(res.Apps) > 0:
 				wantRows, header = len(res.ConnTrials)+1+len(res.Apps)+1, conns.CSVHeader
 			case res.ConnTrials != nil:

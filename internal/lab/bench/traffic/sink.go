@@ -65,6 +65,19 @@ func (s *Sink) Detach(ns, ifname string) error {
 	return fmt.Errorf("no sink on %s in %s", ifname, ns)
 }
 
+// Reflect sets whether the sinks send bench frames back where they came
+// from (MACs and IP addresses swapped) rather than drop them.
+func (s *Sink) Reflect(on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := s.objs.SinkCfg.Put(uint32(0), v); err != nil {
+		return fmt.Errorf("sink mode: %w", err)
+	}
+	return nil
+}
+
 // Alive checks that every sink is still attached.
 func (s *Sink) Alive() error {
 	for i, l := range s.links {

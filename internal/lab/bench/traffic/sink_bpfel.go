@@ -24,6 +24,7 @@ type sinkSinkCounters struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	sinkMapSinkCfg   = "sink_cfg"
 	sinkMapSinkStats = "sink_stats"
 	sinkProgXdpSink  = "xdp_sink"
 	sinkVarXlbFrags  = "xlb_frags"
@@ -78,6 +79,7 @@ type sinkProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type sinkMapSpecs struct {
+	SinkCfg   *ebpf.MapSpec `ebpf:"sink_cfg"`
 	SinkStats *ebpf.MapSpec `ebpf:"sink_stats"`
 }
 
@@ -108,11 +110,13 @@ func (o *sinkObjects) Close() error {
 //
 // It can be passed to loadSinkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type sinkMaps struct {
+	SinkCfg   *ebpf.Map `ebpf:"sink_cfg"`
 	SinkStats *ebpf.Map `ebpf:"sink_stats"`
 }
 
 func (m *sinkMaps) Close() error {
 	return _SinkClose(
+		m.SinkCfg,
 		m.SinkStats,
 	)
 }
