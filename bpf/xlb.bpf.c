@@ -380,7 +380,7 @@ int xlb_xdp(struct xdp_md *ctx)
 			verdict = xlb_synproxy_ack(ctx, &pkt);
 		else if (pkt.edit == TCP_EDIT_TO_SYN && verdict == XDP_REDIRECT)
 			verdict = xlb_synproxy_syn(ctx, &pkt);
-		else if (pkt.edit && verdict == XDP_REDIRECT)
+		else if (pkt.edit == TCP_EDIT_FIELDS && verdict == XDP_REDIRECT)
 			verdict = xlb_tcp_edit(ctx, &pkt);
 		if (pkt.csum_off)
 			verdict = nat_finish(ctx, &pkt, verdict);

@@ -95,6 +95,15 @@ client_addr_forward(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 			return;
 		insert = TCP_INSERT_TOA;
 	}
+	if (insert == TCP_INSERT_NONE) {
+		/* a plain shift: done as the segment is rewritten */
+		if (tcp->doff == 5) {
+			tcp_shift_begin(
+				pkt, tcp_insert_len(TCP_INSERT_PROXY, family),
+				0);
+			return;
+		}
+	}
 	ed = tcp_edit_begin(pkt);
 	if (!ed)
 		return;
@@ -151,6 +160,19 @@ client_addr_reply(struct pkt *pkt, struct ct_entry *e, const __u8 family)
 				ct_ext_of(fwd, family)->hdr_state =
 					CT_HDR_ACKED;
 		}
+	}
+	if ((e->flags & CT_F_PROXY) && !syn_ack && tcp->doff == 5) {
+		/* no SACK to map: the acknowledgement alone, shifted as the
+		 * segment is rewritten */
+		__u32 ack = bpf_ntohl(tcp->ack_seq);
+
+		if (pkt->tcp_flags & XLB_TCP_ACK)
+			tcp_shift_begin(pkt, 0,
+					ack_unshift(ack,
+						    *ct_hdr_seq_of(e, family),
+						    len) -
+						ack);
+		return;
 	}
 	ed = tcp_edit_begin(pkt);
 	if (!ed)

@@ -20,6 +20,7 @@
 #include "csum_seg.h"
 #include "parse.h"
 #include "stats.h"
+#include "tcp_edit.h"
 
 /* nat_addrs_delta adds the change of an address to a checksum delta. */
 static __always_inline void nat_addr_delta(struct csum_delta *d, __u8 family,
@@ -101,8 +102,9 @@ static __always_inline __u32 l4_pseudo_sum(const struct xlb_tuple *t,
 	return sum;
 }
 
-/* nat_rewrite rewrites pkt so that it goes to->src:sport -> to->dst:dport,
- * and leaves pkt->tuple describing the packet as it now is. */
+/* nat_rewrite rewrites pkt so that it goes to->src:sport -> to->dst:dport
+ * (and shifts its TCP numbers: tcp_edit.h, tcp_shift), and leaves
+ * pkt->tuple describing the packet as it now is. */
 static __always_inline int nat_rewrite(struct pkt *pkt,
 				       const struct xlb_tuple *to)
 {
@@ -116,6 +118,11 @@ static __always_inline int nat_rewrite(struct pkt *pkt,
 		return ret;
 	csum_delta_add16(&l4d, pkt->tuple.sport, to->sport);
 	csum_delta_add16(&l4d, pkt->tuple.dport, to->dport);
+	if (pkt->edit == TCP_EDIT_SHIFT) {
+		ret = tcp_shift(pkt, &l4d);
+		if (ret >= 0)
+			return ret;
+	}
 
 	if (pkt->tuple.proto == IPPROTO_TCP) {
 		struct tcphdr *tcp = pkt->l4;

@@ -347,6 +347,15 @@ static __always_inline void synproxy_reopening(struct xdp_md *ctx,
 		pkt->cookie_ok = 1;
 }
 
+/* tcp_plain tells a TCP segment without options (nothing to edit in
+ * them). */
+static __always_inline bool tcp_plain(const struct pkt *pkt)
+{
+	const struct tcphdr *tcp = pkt->l4;
+
+	return (void *)(tcp + 1) <= pkt->data_end && tcp->doff == 5;
+}
+
 /* synproxy_forward decides what happens to a client's segment of a
  * SYN-proxied connection (e its forward entry): the cookie ACK becomes
  * the SYN to the real; while the real has not answered, data is kept or
@@ -374,6 +383,12 @@ static __always_inline int synproxy_forward(struct xdp_md *ctx, struct pkt *pkt,
 				      pkt->l4_off + hlen, pkt->l4_len - hlen))
 			return count_drop(DROP_SYNPROXY_EARLY);
 		return XDP_DROP;
+	}
+	if (!new_conn && tcp_plain(pkt)) {
+		/* no options: the acknowledgement alone, shifted as the
+		 * segment is rewritten */
+		tcp_shift_begin(pkt, 0, ct_ext_of(e, family)->seq_delta);
+		return XLB_CONTINUE;
 	}
 	ed = tcp_edit_begin(pkt);
 	if (!ed)
@@ -415,6 +430,12 @@ static __always_inline int synproxy_reply(struct pkt *pkt, struct ct_entry *e,
 		if (!(pkt->tcp_flags & XLB_TCP_RST))
 			return count_drop(DROP_SYNPROXY_EARLY);
 		ed->seq_add = ext->seq_delta + 1 - bpf_ntohl(tcp->seq);
+		return XLB_CONTINUE;
+	}
+	if (tcp->doff == 5 && *ct_word_of(e, family, 2) == XLB_WIN_SHIFT_NONE) {
+		/* nothing but the sequence number: shifted as the segment
+		 * is rewritten */
+		tcp_shift_begin(pkt, -ext->seq_delta, 0);
 		return XLB_CONTINUE;
 	}
 	ed->seq_add = -ext->seq_delta;

@@ -32,20 +32,19 @@
  * the features that need them (a TCP option walk). */
 const volatile __u32 xlb_xdp_bytes = 0;
 
-#define XLB_TCPOPT_EOL	   0
-#define XLB_TCPOPT_NOP	   1
-#define XLB_TCPOPT_MSS	   2
-#define XLB_TCPOPT_SACK	   5
-#define XLB_TCPOPT_TS	   8
-#define XLB_TCPOPT_TOA	   254 /* DPVS's TOA: kind 254 */
-#define XLB_TOA4_LEN	   8   /* kind, length, port, IPv4 address */
-#define XLB_TOA6_LEN	   20  /* kind, length, port, IPv6 address */
-#define XLB_PROXY4_LEN	   28  /* PROXY v2: 16-byte header, 12 of addresses */
-#define XLB_PROXY6_LEN	   52  /* ... 36 of addresses */
-#define XLB_INSERT_MAX	   52
-#define XLB_TCP_HDR_MAX	   60
-#define XLB_HEADERS_MAX	   (18 + 60 + XLB_TCP_HDR_MAX) /* VLAN, IPv4 */
-#define XLB_COPY_WORDS_MAX (XLB_HEADERS_MAX / 2)
+#define XLB_TCPOPT_EOL	0
+#define XLB_TCPOPT_NOP	1
+#define XLB_TCPOPT_MSS	2
+#define XLB_TCPOPT_SACK 5
+#define XLB_TCPOPT_TS	8
+#define XLB_TCPOPT_TOA	254 /* DPVS's TOA: kind 254 */
+#define XLB_TOA4_LEN	8   /* kind, length, port, IPv4 address */
+#define XLB_TOA6_LEN	20  /* kind, length, port, IPv6 address */
+#define XLB_PROXY4_LEN	28  /* PROXY v2: 16-byte header, 12 of addresses */
+#define XLB_PROXY6_LEN	52  /* ... 36 of addresses */
+#define XLB_INSERT_MAX	52
+#define XLB_TCP_HDR_MAX 60
+#define XLB_HEADERS_MAX (18 + 60 + XLB_TCP_HDR_MAX) /* VLAN, IPv4 */
 
 /* What is put after a segment's TCP header. */
 enum tcp_insert {
@@ -88,6 +87,8 @@ enum tcp_edit_op {
 	TCP_EDIT_NONE = 0,
 	TCP_EDIT_FIELDS = 1, /* xlb_tcp_edit */
 	TCP_EDIT_TO_SYN = 2, /* synproxy.h: xlb_synproxy_syn */
+	TCP_EDIT_SHIFT = 3,  /* seq_add and ack_add alone, added by nat_rewrite
+			      * (tcp_shift): a segment without options */
 };
 
 #define XLB_SYNPROXY_WSCALE 7 /* the window scale the SYN proxy offers */
@@ -120,6 +121,46 @@ static __always_inline struct tcp_edit *tcp_edit_begin(struct pkt *pkt)
 	return ed;
 }
 
+/* tcp_shift_begin has the segment of pkt shifted by seq_add and ack_add
+ * as nat_rewrite rewrites it (TCP_EDIT_SHIFT): a connection whose two
+ * sides count bytes differently, a segment with no options to edit. */
+static __always_inline void tcp_shift_begin(struct pkt *pkt, __u32 seq_add,
+					    __u32 ack_add)
+{
+	struct tcp_edit *ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
+
+	if (!ed)
+		return;
+	ed->seq_add = seq_add;
+	ed->ack_add = ack_add;
+	pkt->edit = TCP_EDIT_SHIFT;
+}
+
+/* tcp_shift adds the edit's seq_add and ack_add to the TCP segment of
+ * pkt, and their change to d, for nat_rewrite's checksum update (a
+ * partial checksum is summed whole by nat_finish: until then it must
+ * keep showing the pseudo-header sum, so it is left alone here). */
+static __always_inline int tcp_shift(struct pkt *pkt, struct csum_delta *d)
+{
+	struct tcp_edit *ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
+	struct tcphdr *tcp = pkt->l4;
+	__u32 old;
+
+	if (!ed || (void *)(tcp + 1) > pkt->data_end)
+		return XDP_ABORTED;
+	if (ed->seq_add) {
+		old = tcp->seq;
+		tcp->seq = bpf_htonl(bpf_ntohl(old) + ed->seq_add);
+		csum_delta_add32(d, old, tcp->seq);
+	}
+	if (ed->ack_add) {
+		old = tcp->ack_seq;
+		tcp->ack_seq = bpf_htonl(bpf_ntohl(old) + ed->ack_add);
+		csum_delta_add32(d, old, tcp->ack_seq);
+	}
+	return XLB_CONTINUE;
+}
+
 /* tcp_insert_len is the number of bytes an insert adds. */
 static __always_inline __u32 tcp_insert_len(__u8 insert, __u8 family)
 {
@@ -130,17 +171,24 @@ static __always_inline __u32 tcp_insert_len(__u8 insert, __u8 family)
 	return 0;
 }
 
+/* ack_unshift takes the cut bytes from base on out of x (struct
+ * tcp_edit). */
+static __always_inline __u32 ack_unshift(__u32 x, __u32 base, __u32 cut)
+{
+	__s32 d = x - base;
+
+	if (d >= (__s32)cut)
+		return x - cut;
+	if (d >= 0)
+		return base;
+	return x;
+}
+
 /* ack_map maps an acknowledgement number or SACK edge (struct
  * tcp_edit). */
 static __always_inline __u32 ack_map(__u32 x, const struct tcp_edit *ed)
 {
-	__s32 d = x - ed->ack_base;
-
-	if (d >= (__s32)ed->ack_cut)
-		x -= ed->ack_cut;
-	else if (d >= 0)
-		x = ed->ack_base;
-	return x + ed->ack_add;
+	return ack_unshift(x, ed->ack_base, ed->ack_cut) + ed->ack_add;
 }
 
 /* acks_mapped tells whether an edit maps acknowledgement numbers. */
@@ -351,25 +399,38 @@ static __always_inline int tcp_lengths_grow(void *data, void *data_end,
 }
 
 /* tcp_headers_move copies the first len bytes of the frame from offset n
- * to offset 0 (the head has just moved n bytes back), in 16-bit words:
- * every header length is even. */
+ * to offset 0 (the head has just moved n bytes back): 8 bytes at a time
+ * (n is at least 8, so a word is read before the copy reaches it), then
+ * the rest in 16-bit words (every header length is even). */
 static __always_inline int tcp_headers_move(struct xdp_md *ctx, __u32 n,
 					    __u32 len)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
-	__u16 *to, *from;
-	__u32 i;
+	__u32 i, done = 0;
+	void *to, *from;
 
-	for (i = 0; i < XLB_COPY_WORDS_MAX; i++) {
-		if (i * 2 >= len)
-			return 0;
-		to = data + i * 2;
-		from = data + ((n + i * 2) & 0xff);
-		if ((void *)(from + 1) > data_end ||
-		    (void *)(to + 1) > data_end)
+	if (n < 8)
+		return -1;
+	for (i = 0; i < XLB_HEADERS_MAX / 8; i++) {
+		if (done + 8 > len)
+			break;
+		to = data + (done & 0xff);
+		from = data + ((n + done) & 0xff);
+		if (from + 8 > data_end || to + 8 > data_end)
 			return -1;
-		*to = *from;
+		*(__u64 *)to = *(__u64 *)from;
+		done += 8;
+	}
+	for (i = 0; i < 4; i++) {
+		if (done + 2 > len)
+			return 0;
+		to = data + (done & 0xff);
+		from = data + ((n + done) & 0xff);
+		if (from + 2 > data_end || to + 2 > data_end)
+			return -1;
+		*(__u16 *)to = *(__u16 *)from;
+		done += 2;
 	}
 	return 0;
 }

@@ -218,6 +218,15 @@ func TestProxyV2(t *testing.T) {
 			want.seq = again.seq + L
 			e.expect(again.frame(t), XDPRedirect, want.frame(t))
 
+			// without options (shifted as the segment is rewritten,
+			// no edit), the checksum partial too
+			plain := next
+			plain.options, plain.seq = nil, next.seq+uint32(len(next.payload))
+			plain.payload = []byte("more, in a frame gopacket does not pad")
+			want = toRealMACs(plain)
+			want.seq = plain.seq + L
+			e.expect(partialFrame(plain.frame(t), f.v6, loadbalancer.TCP), XDPRedirect, want.frame(t))
+
 			// SACK edges of the real: shifted back; one inside the
 			// header becomes the client's first byte
 			sacked := realAck
