@@ -131,7 +131,7 @@ static __always_inline __u32 *ct_word_of(struct ct_entry *e, __u8 family, int i)
 __noinline int xlb_syn_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 			       struct syn_opts *o)
 {
-	__u32 next = sizeof(struct tcphdr);
+	__u32 next = sizeof(struct tcphdr), len;
 	__u8 opt[10];
 	int i;
 
@@ -142,17 +142,8 @@ __noinline int xlb_syn_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 	if (!xlb_syncookies)
 		return 0;
 	for (i = 0; i < XLB_TCP_HDR_MAX - sizeof(struct tcphdr); i++) {
-		if (next >= hlen ||
-		    bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 1))
-			break;
-		if (opt[0] == XLB_TCPOPT_EOL)
-			break;
-		if (opt[0] == XLB_TCPOPT_NOP) {
-			next++;
-			continue;
-		}
-		if (bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 2) ||
-		    opt[1] < 2 || next + opt[1] > hlen)
+		len = tcp_option_at(ctx, tcp_off, hlen, next, opt);
+		if (len == 0)
 			break;
 		if (opt[0] == XLB_TCPOPT_MSS && opt[1] == 4 &&
 		    !bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 4))
@@ -170,7 +161,7 @@ __noinline int xlb_syn_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 			o->tsval = bpf_ntohl(o->tsval);
 			o->tsecr = bpf_ntohl(o->tsecr);
 		}
-		next += opt[1];
+		next += len;
 	}
 	return 0;
 }

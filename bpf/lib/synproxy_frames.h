@@ -144,6 +144,18 @@ static __always_inline int synproxy_back(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
+/* synproxy_segment reads the TCP header of pkt's segment into tcp and
+ * returns this CPU's edit (its peer names the connection), or NULL. */
+static __always_inline struct tcp_edit *
+synproxy_segment(struct xdp_md *ctx, const struct pkt *pkt, struct tcphdr *tcp)
+{
+	struct tcp_edit *ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
+
+	if (!ed || bpf_xdp_load_bytes(ctx, pkt->l4_off, tcp, sizeof(*tcp)))
+		return NULL;
+	return ed;
+}
+
 /* synproxy_write puts the header h with n bytes of options (and len
  * bytes of data after it, from early when len) into the frame as its TCP
  * segment. */
@@ -244,8 +256,8 @@ __noinline int xlb_synproxy_ack(struct xdp_md *ctx, struct pkt *pkt)
 
 	if (!pkt || !xlb_syncookies)
 		return XDP_DROP;
-	ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
-	if (!ed || bpf_xdp_load_bytes(ctx, pkt->l4_off, &h.tcp, sizeof(h.tcp)))
+	ed = synproxy_segment(ctx, pkt, &h.tcp);
+	if (!ed)
 		return XDP_ABORTED;
 	family = pkt->tuple.family;
 	xlb_syn_options(ctx, pkt->l4_off, h.tcp.doff * 4, &o);
@@ -321,8 +333,8 @@ __noinline int xlb_synproxy_syn(struct xdp_md *ctx, struct pkt *pkt)
 
 	if (!pkt || !xlb_syncookies)
 		return XDP_DROP;
-	ed = bpf_map_lookup_elem(&tcp_edits, &xlb_zero_key);
-	if (!ed || bpf_xdp_load_bytes(ctx, pkt->l4_off, &h.tcp, sizeof(h.tcp)))
+	ed = synproxy_segment(ctx, pkt, &h.tcp);
+	if (!ed)
 		return XDP_ABORTED;
 	family = pkt->tuple.family;
 	hlen = h.tcp.doff * 4;

@@ -245,6 +245,24 @@ __noinline int xlb_tcp_sack(struct xdp_md *ctx, __u32 off, __u32 at, __u32 elen,
 	return csum_fold32(d.sum);
 }
 
+/* tcp_option_at reads the kind and length of the option at offset next
+ * of the TCP header of hlen bytes at frame offset tcp_off into opt, and
+ * returns how far the next option is: 1 past a NOP, the option's length,
+ * or 0 at the end of the options or at a malformed one. (A NOP as the
+ * frame's last byte ends the walk too: nothing follows it.) */
+static __always_inline __u32 tcp_option_at(struct xdp_md *ctx, __u32 tcp_off,
+					   __u32 hlen, __u32 next, __u8 *opt)
+{
+	if (next >= hlen || bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 2) ||
+	    opt[0] == XLB_TCPOPT_EOL)
+		return 0;
+	if (opt[0] == XLB_TCPOPT_NOP)
+		return 1;
+	if (opt[1] < 2 || next + opt[1] > hlen)
+		return 0;
+	return opt[1];
+}
+
 /* xlb_tcp_ts adds the edit's offsets to the value and echo reply of the
  * timestamps option whose 8 bytes are at frame offset off (at: in the
  * segment), and returns the change to the checksum (folded). */
@@ -276,7 +294,7 @@ __noinline int xlb_tcp_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 			       const struct tcp_edit *ed)
 {
 	struct csum_delta d = {};
-	__u32 next = sizeof(struct tcphdr);
+	__u32 next = sizeof(struct tcphdr), len;
 	__u8 opt[2];
 	__u16 mss;
 	int i;
@@ -284,16 +302,8 @@ __noinline int xlb_tcp_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 	if (!ed || !xlb_xdp_bytes)
 		return 0;
 	for (i = 0; i < XLB_TCP_HDR_MAX - sizeof(struct tcphdr); i++) {
-		if (next >= hlen ||
-		    bpf_xdp_load_bytes(ctx, tcp_off + next, opt, 2))
-			break;
-		if (opt[0] == XLB_TCPOPT_EOL)
-			break;
-		if (opt[0] == XLB_TCPOPT_NOP) {
-			next++;
-			continue;
-		}
-		if (opt[1] < 2 || next + opt[1] > hlen)
+		len = tcp_option_at(ctx, tcp_off, hlen, next, opt);
+		if (len == 0)
 			break;
 		if (opt[0] == XLB_TCPOPT_MSS && opt[1] == 4 && ed->mss_cut &&
 		    !bpf_xdp_load_bytes(ctx, tcp_off + next + 2, &mss, 2) &&
@@ -312,7 +322,7 @@ __noinline int xlb_tcp_options(struct xdp_md *ctx, __u32 tcp_off, __u32 hlen,
 			d.sum += xlb_tcp_sack(ctx, tcp_off + next + 2, next + 2,
 					      opt[1] - 2, ed);
 		}
-		next += opt[1];
+		next += len;
 	}
 	return csum_fold32(d.sum);
 }

@@ -308,11 +308,15 @@ func (nftDUT) Alive(_ context.Context, e *Env) error {
 	return forwarding(e)
 }
 
-func (n *nftDUT) Teardown(e *Env) error {
+func (n *nftDUT) Teardown(e *Env) error { return n.removeTables(e, nftTable) }
+
+// removeTables deletes the DUT's IPv4 and IPv6 tables called table,
+// puts the host's conntrack limits back and forgets the flows, so the
+// next DUT starts clean.
+func (n *nftDUT) removeTables(e *Env, table string) error {
 	n.restoreConntrack()
-	_, err1 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip", nftTable)
-	_, err2 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip6", nftTable)
-	// and forget the flows, so the next DUT starts clean
+	_, err1 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip", table)
+	_, err2 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip6", table)
 	_, _ = e.RunIn(e.Topo.LB(), "conntrack", "-F")
 	if err1 != nil {
 		return err1

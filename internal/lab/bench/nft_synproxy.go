@@ -96,17 +96,10 @@ func (*nftSynproxyDUT) Alive(_ context.Context, e *Env) error {
 }
 
 func (n *nftSynproxyDUT) Teardown(e *Env) error {
-	n.restoreConntrack()
-	_, err1 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip", nftSynproxyTable)
-	_, err2 := e.RunIn(e.Topo.LB(), "nft", "delete", "table", "ip6", nftSynproxyTable)
 	if n.loose != "" {
 		_, _ = e.RunIn(e.Topo.LB(), "sysctl", "-qw", "net.netfilter.nf_conntrack_tcp_loose="+n.loose)
 	}
-	_, _ = e.RunIn(e.Topo.LB(), "conntrack", "-F")
-	if err1 != nil {
-		return err1
-	}
-	return err2
+	return n.removeTables(e, nftSynproxyTable)
 }
 
 // SynproxyCounts are a SYN proxy's counters: SYNs answered with a
