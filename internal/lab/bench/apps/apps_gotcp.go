@@ -217,11 +217,43 @@ func dialTCP4(dst netip.AddrPort) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("TCP_NODELAY: %w", err)
 	}
-	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().As4()}); err != nil {
+	if err := connectBlocking(fd, &unix.SockaddrInet4{Port: int(dst.Port()), Addr: dst.Addr().As4()}); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("connect to %s: %w", dst, err)
 	}
 	return fd, nil
+}
+
+// connectBlocking connects a blocking socket. A signal (Go's preemption
+// sends SIGURG) interrupts a connect with a send timeout: the kernel then
+// goes on with the handshake and connect is not restarted (signal(7)),
+// so the outcome is waited for and read from SO_ERROR.
+func connectBlocking(fd int, sa unix.Sockaddr) error {
+	err := unix.Connect(fd, sa)
+	if err != unix.EINTR {
+		return err
+	}
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	deadline := time.Now().Add(sockTimeout)
+	for {
+		n, err := unix.Poll(pfd, int(time.Until(deadline).Milliseconds()))
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return unix.ETIMEDOUT
+		}
+		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return err
+		}
+		if soErr != 0 {
+			return unix.Errno(soErr)
+		}
+		return nil
+	}
 }
 
 // rrStats is what a TCP_RR or TCP_CRR client measured.
