@@ -10,6 +10,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Kernel features the data path uses when it has them. Each is probed
@@ -69,6 +71,38 @@ func checkSynProxy() error {
 func checkClientAddress() error {
 	if !haveXDPBytes() {
 		return fmt.Errorf("client_address: %w: bpf_xdp_load_bytes (Linux 5.18)", ErrKernelFeature)
+	}
+	return nil
+}
+
+// CheckKernel tells whether the running kernel can run a service: its
+// client address way and its SYN proxy need helpers probed here.
+func CheckKernel(s loadbalancer.Service) error {
+	if s.ClientAddress != loadbalancer.ClientAddressNone {
+		if err := checkClientAddress(); err != nil {
+			return err
+		}
+	}
+	if s.SynProxy {
+		return checkSynProxy()
+	}
+	return nil
+}
+
+// CheckTablesFit tells whether connection tables of these sizes fit in
+// the memory the machine has available (MemAvailable), as a start would
+// check before creating them; a *MemoryError when they do not.
+func CheckTablesFit(sizes loadbalancer.ConnTableSizes) error {
+	tables := []ConnTableSize{
+		{Family: "IPv4", Conns: sizes.IPv4, Bytes: ConnTableBytes(false, sizes.IPv4)},
+		{Family: "IPv6", Conns: sizes.IPv6, Bytes: ConnTableBytes(true, sizes.IPv6)},
+	}
+	avail, err := MemAvailable()
+	if err != nil {
+		return err
+	}
+	if tables[0].Bytes+tables[1].Bytes > avail {
+		return &MemoryError{Tables: tables, Available: avail}
 	}
 	return nil
 }

@@ -93,15 +93,7 @@ func validateService(s loadbalancer.Service) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if s.ClientAddress != loadbalancer.ClientAddressNone {
-		if err := checkClientAddress(); err != nil {
-			return err
-		}
-	}
-	if s.SynProxy {
-		return checkSynProxy()
-	}
-	return nil
+	return CheckKernel(s)
 }
 
 // Service flags (enum xlb_svc_flags, from the object).

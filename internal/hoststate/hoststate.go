@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -106,6 +108,33 @@ func Open(pinPath string) (*Record, error) {
 	}
 	if err := it.Err(); err != nil {
 		m.Close()
+		return nil, fmt.Errorf("read host state record: %w", err)
+	}
+	return r, nil
+}
+
+// Peek reads the record pinned in pinPath without creating or keeping
+// anything: an empty record when none is pinned there. It is for readers
+// beside a daemon (xlb config check), which must not change the host.
+func Peek(pinPath string) (*Record, error) {
+	r := &Record{mem: map[Entry]bool{}}
+	m, err := ebpf.LoadPinnedMap(filepath.Join(pinPath, MapName), &ebpf.LoadPinOptions{ReadOnly: true})
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("host state record in %s: %w", pinPath, err)
+	}
+	defer m.Close()
+	var k key
+	var v uint32
+	it := m.Iterate()
+	for it.Next(&k, &v) {
+		if e, ok := k.entry(); ok {
+			r.mem[e] = true
+		}
+	}
+	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("read host state record: %w", err)
 	}
 	return r, nil
