@@ -36,6 +36,9 @@ func newDaemonExitCmd() *cobra.Command {
 			"or `xlb datapath detach` removes it.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("pid") {
+				return usageError{fmt.Errorf("--pid is required (systemd: --pid $MAINPID)")}
+			}
 			if pid == "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "xlb daemon exit: no daemon process (it died): its data path is left forwarding")
 				return nil

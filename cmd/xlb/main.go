@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -59,11 +60,17 @@ func main() {
 			os.Exit(ce.code)
 		}
 		var ue usageError
-		if errors.As(err, &ue) {
+		if errors.As(err, &ue) || isUnknownCommand(err) {
 			os.Exit(2)
 		}
 		os.Exit(1)
 	}
+}
+
+// isUnknownCommand tells cobra's error for a command it does not know, a
+// wrong command line like any other (exit 2, docs/cli.md).
+func isUnknownCommand(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
 }
 
 // globalFlags are the flags every command has.
@@ -78,7 +85,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "xlb: an XDP/eBPF L4 load balancer (FullNAT)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion().String(),
 	}
+	root.SetVersionTemplate("xlb {{.Version}}\n")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON instead of text")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),

@@ -32,6 +32,8 @@ func TestCommandLine(t *testing.T) {
 		{name: "version", have: []string{"version"}, wantOut: "xlb "},
 		{name: "version json", have: []string{"--json", "version"}, wantOut: `"go_version"`},
 		{name: "unknown flag", have: []string{"--bogus"}, wantUsage: true},
+		{name: "--version", have: []string{"--version"}, wantOut: "xlb "},
+		{name: "daemon exit without --pid", have: []string{"daemon", "exit"}, wantUsage: true},
 		{name: "extra argument", have: []string{"version", "now"}, wantUsage: true},
 		{name: "check extra argument", have: []string{"datapath", "check", "x"}, wantUsage: true},
 		{name: "bench without scenario", have: []string{"bench"}, wantUsage: true},
@@ -50,6 +52,15 @@ func TestCommandLine(t *testing.T) {
 				t.Errorf("output %q does not contain %q", out, tc.wantOut)
 			}
 		})
+	}
+}
+
+// TestUnknownCommand: a command xlb does not know is a wrong command
+// line (exit 2).
+func TestUnknownCommand(t *testing.T) {
+	_, err := run("frobnicate")
+	if err == nil || !isUnknownCommand(err) {
+		t.Fatalf("xlb frobnicate: %v, want cobra's unknown command", err)
 	}
 }
 

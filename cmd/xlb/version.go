@@ -33,6 +33,16 @@ func buildVersion() versionInfo {
 	return v
 }
 
+// String is the version as `xlb version` and `xlb --version` print it:
+// the module version, the revision when known, the Go version.
+func (v versionInfo) String() string {
+	s := v.Version
+	if v.Revision != "" {
+		s += " (" + v.Revision + ")"
+	}
+	return s + " " + v.GoVersion
+}
+
 func newVersionCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
@@ -43,11 +53,7 @@ func newVersionCmd(g *globalFlags) *cobra.Command {
 			if g.json {
 				return printJSON(cmd, v)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "xlb %s", v.Version)
-			if v.Revision != "" {
-				fmt.Fprintf(cmd.OutOrStdout(), " (%s)", v.Revision)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), " %s\n", v.GoVersion)
+			fmt.Fprintf(cmd.OutOrStdout(), "xlb %s\n", v)
 			return nil
 		},
 	}
