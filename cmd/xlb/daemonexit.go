@@ -37,7 +37,7 @@ func newDaemonExitCmd() *cobra.Command {
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("pid") {
-				return usageError{fmt.Errorf("--pid is required (systemd: --pid $MAINPID)")}
+				return usageError{fmt.Errorf("--pid is required (systemd: --pid=${MAINPID})")}
 			}
 			if pid == "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "xlb daemon exit: no daemon process (it died): its data path is left forwarding")

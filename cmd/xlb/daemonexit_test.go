@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,5 +68,34 @@ func TestDaemonExitCodes(t *testing.T) {
 	var ce codedError
 	if !errors.As(err, &ce) || ce.code != exitConfig {
 		t.Fatalf("daemon with a bad config: %v, want exit status %d", err, exitConfig)
+	}
+}
+
+// TestUnitExecStopAfterACrash runs the unit file's ExecStop as systemd
+// would after the daemon died: $MAINPID empty, ${MAINPID} inside its
+// word. It must do nothing and succeed, not fail on its own command line.
+func TestUnitExecStopAfterACrash(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "dist", "xlb.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "ExecStop="); ok {
+			for _, w := range strings.Fields(rest)[1:] { // after the binary
+				w = strings.ReplaceAll(w, "${MAINPID}", "")
+				w = strings.ReplaceAll(w, "%n", "xlb.service")
+				if w == "$MAINPID" {
+					continue // systemd drops an empty unbraced word
+				}
+				args = append(args, w)
+			}
+		}
+	}
+	if len(args) == 0 {
+		t.Fatal("the unit has no ExecStop")
+	}
+	if out, err := run(args...); err != nil {
+		t.Fatalf("xlb %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }

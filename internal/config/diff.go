@@ -66,7 +66,12 @@ func describeService(s loadbalancer.Service) string {
 	for i, a := range s.LocalIPs {
 		ips[i] = a.String()
 	}
-	out := fmt.Sprintf("%s (%s, local IPs %s", s.Key, s.Scheduler, strings.Join(ips, " "))
+	lips := "local IPs " + strings.Join(ips, " ")
+	if len(ips) == 0 {
+		// allowed, as DPVS allows ipvsadm -A before --add-laddr
+		lips = "no local IP: it forwards nothing until one is added"
+	}
+	out := fmt.Sprintf("%s (%s, %s", s.Key, s.Scheduler, lips)
 	if s.MaglevSize != 0 {
 		out += fmt.Sprintf(", table size %d", s.MaglevSize)
 	}
