@@ -55,7 +55,7 @@ func TestClientCommands(t *testing.T) {
 				c := b.Config()
 				return len(c.Services) == 2 && c.Services[1].Scheduler == "sh"
 			}},
-		{name: "add service without laddr (added later, as DPVS)", args: []string{"service", "add", "-t", "192.0.2.11:80"}, wantOut: []string{"add service tcp 192.0.2.11:80 (rr, local IPs )"}},
+		{name: "add service without laddr (added later, as DPVS)", args: []string{"service", "add", "-t", "192.0.2.11:80"}, wantOut: []string{"add service tcp 192.0.2.11:80 (rr, no local IP: it forwards nothing until one is added)"}},
 		{name: "add service twice", args: []string{"service", "add", "-t", "192.0.2.10:80", "-z", "198.51.100.254"}, wantUsage: true, wantOut: []string{"exists"}},
 		{name: "service -t and -u", args: []string{"service", "del", "-t", "192.0.2.10:80", "-u", "192.0.2.10:80"}, wantUsage: true},
 		{name: "service bad address", args: []string{"service", "del", "-t", "192.0.2.300:80"}, wantUsage: true, wantOut: []string{"192.0.2.300:80"}},
@@ -87,7 +87,7 @@ func TestClientCommands(t *testing.T) {
 			check: func(b *apitest.Backend) bool { return len(b.Config().Services[0].Reals) == 1 }},
 		{name: "add laddr", args: []string{"laddr", "add", "-t", "192.0.2.10:80", "-z", "198.51.100.253"},
 			check: func(b *apitest.Backend) bool { return len(b.Config().Services[0].LocalIPs) == 2 }},
-		{name: "del last laddr", args: []string{"laddr", "del", "-t", "192.0.2.10:80", "-z", "198.51.100.254"}, wantOut: []string{"local IPs"}},
+		{name: "del last laddr", args: []string{"laddr", "del", "-t", "192.0.2.10:80", "-z", "198.51.100.254"}, wantOut: []string{"no local IP: it forwards nothing"}},
 		{name: "apply missing file", args: []string{"apply", "-f", "/nonexistent/xlb.yaml"}, wantUsage: true, wantOut: []string{"/nonexistent/xlb.yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
