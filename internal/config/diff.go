@@ -28,12 +28,57 @@ type Changes struct {
 	SetReals map[loadbalancer.ServiceKey][]loadbalancer.Real
 	// Settings are the new settings, nil if unchanged.
 	Settings *loadbalancer.Settings
+	// Renamed lists services whose name alone changed: the file's and
+	// the API's, nothing of the data path (Renames).
+	Renamed []Rename
+}
+
+// Rename is a service of both configurations whose name changed.
+type Rename struct {
+	Key      loadbalancer.ServiceKey
+	From, To string
+}
+
+// Renames lists the services of both old and new whose name changed, in
+// the order of new. Services whose key does not parse are left out (the
+// checks name them).
+func Renames(old, new *Config) []Rename {
+	if old == nil || new == nil {
+		return nil
+	}
+	names := map[loadbalancer.ServiceKey]string{}
+	for _, s := range old.Services {
+		if k, ok := s.key(); ok {
+			names[k] = s.Name
+		}
+	}
+	var out []Rename
+	for _, s := range new.Services {
+		k, ok := s.key()
+		if from, had := names[k]; ok && had && from != s.Name {
+			out = append(out, Rename{Key: k, From: from, To: s.Name})
+		}
+	}
+	return out
+}
+
+// key is the service's key, if its fields parse.
+func (s Service) key() (loadbalancer.ServiceKey, bool) {
+	vip, err := netip.ParseAddr(s.VIP)
+	if err != nil || s.Port < 0 || s.Port > 65535 {
+		return loadbalancer.ServiceKey{}, false
+	}
+	proto, err := loadbalancer.ParseProto(s.Protocol)
+	if err != nil {
+		return loadbalancer.ServiceKey{}, false
+	}
+	return loadbalancer.ServiceKey{VIP: vip, Port: uint16(s.Port), Proto: proto}, true
 }
 
 // Empty tells whether there is nothing to change.
 func (c Changes) Empty() bool {
 	return len(c.Remove) == 0 && len(c.Add) == 0 && len(c.Update) == 0 &&
-		len(c.SetReals) == 0 && c.Settings == nil
+		len(c.SetReals) == 0 && c.Settings == nil && len(c.Renamed) == 0
 }
 
 // String describes the changes for logs, one line per change, in the
@@ -57,6 +102,9 @@ func (c Changes) String() string {
 	}
 	for _, k := range sortedKeys(c.SetReals) {
 		lines = append(lines, fmt.Sprintf("set reals of %s: %s", k, describeReals(c.SetReals[k])))
+	}
+	for _, r := range c.Renamed {
+		lines = append(lines, fmt.Sprintf("rename service %s: %q -> %q", r.Key, r.From, r.To))
 	}
 	return strings.Join(lines, "\n")
 }

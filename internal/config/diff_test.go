@@ -172,3 +172,30 @@ func TestDiffEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestRenames: a name changed, added or removed on a service kept is a
+// change of its own; a new or removed service is not a rename.
+func TestRenames(t *testing.T) {
+	old, err := Parse([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := Parse([]byte(strings.Replace(valid, "name: web", "name: www", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Renames(old, renamed)
+	if len(got) != 1 || got[0].From != "web" || got[0].To != "www" || got[0].Key.Port != 80 {
+		t.Fatalf("renames %+v, want web -> www on port 80", got)
+	}
+	c := Changes{Renamed: got}
+	if c.Empty() || !strings.Contains(c.String(), `rename service tcp 10.0.0.1:80: "web" -> "www"`) {
+		t.Errorf("changes %q (empty %v), want the rename said", c.String(), c.Empty())
+	}
+	if r := Renames(old, old); r != nil {
+		t.Errorf("no change: renames %+v", r)
+	}
+	if r := Renames(nil, old); r != nil {
+		t.Errorf("first configuration: renames %+v", r)
+	}
+}

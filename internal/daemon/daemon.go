@@ -268,6 +268,8 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		d.syncNeighbours(d.cur)
 		return changes, err
 	}
+	// a name is the file's and the API's alone: say it changed
+	changes.Renamed = config.Renames(d.cfg, cfg)
 	d.rev.Applied(d.cfg, cfg)
 	d.cfg, d.cur = cfg.Clone(), want
 	d.syncHealth(want)
