@@ -404,34 +404,41 @@ static __always_inline int synproxy_reply(struct pkt *pkt, struct ct_entry *e,
 	const struct tcphdr *tcp = pkt->l4;
 	struct ct_ext *ext = ct_ext_of(e, family);
 	struct tcp_edit *ed;
+	__u32 win_shift;
 
 	if (!(e->flags & CT_F_SYNPROXY))
 		return XLB_CONTINUE;
 	if ((void *)(tcp + 1) > pkt->data_end)
 		return XDP_ABORTED;
-	ed = tcp_edit_begin(pkt);
-	if (!ed)
-		return XDP_ABORTED;
 	if ((pkt->tcp_flags & (XLB_TCP_SYN | XLB_TCP_ACK)) ==
 	    (XLB_TCP_SYN | XLB_TCP_ACK)) {
+		ed = tcp_edit_begin(pkt);
+		if (!ed)
+			return XDP_ABORTED;
 		ed->peer = e->peer;
 		return XLB_PROXY_ACK;
 	}
 	if (e->state == CT_SYN_SENT) {
 		if (!(pkt->tcp_flags & XLB_TCP_RST))
 			return count_drop(DROP_SYNPROXY_EARLY);
-		ed->seq_add = ext->seq_delta + 1 - bpf_ntohl(tcp->seq);
+		/* into the cookie's sequence space, where the client is */
+		tcp_shift_begin(pkt, ext->seq_delta + 1 - bpf_ntohl(tcp->seq),
+				0);
 		return XLB_CONTINUE;
 	}
-	if (tcp->doff == 5 && *ct_word_of(e, family, 2) == XLB_WIN_SHIFT_NONE) {
+	win_shift = *ct_word_of(e, family, 2);
+	if (tcp->doff == 5 && win_shift == XLB_WIN_SHIFT_NONE) {
 		/* nothing but the sequence number: shifted as the segment
 		 * is rewritten */
 		tcp_shift_begin(pkt, -ext->seq_delta, 0);
 		return XLB_CONTINUE;
 	}
+	ed = tcp_edit_begin(pkt);
+	if (!ed)
+		return XDP_ABORTED;
 	ed->seq_add = -ext->seq_delta;
 	ed->ts_val_add = *ct_word_of(e, family, 1);
-	ed->win_shift = *ct_word_of(e, family, 2);
+	ed->win_shift = win_shift;
 	return XLB_CONTINUE;
 }
 

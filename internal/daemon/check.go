@@ -5,8 +5,8 @@ package daemon
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 
+	"github.com/xlb-dev/xlb/internal/apply"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/hoststate"
@@ -89,22 +89,14 @@ func CheckOffline(cfg *config.Config, pinPath string) (CheckReport, error) {
 }
 
 // hostOwnsOffline is Daemon.hostOwns for a checker beside the daemon:
-// the host's addresses but those the daemon's record in pinPath lists as
-// added by xlb (read, never created).
-func hostOwnsOffline(pinPath string) (func(netip.Addr) bool, error) {
-	have, err := interfaceAddrs()
-	if err != nil {
-		return nil, err
-	}
-	ours := map[netip.Addr]bool{}
+// the daemon's record in pinPath is read, never created.
+func hostOwnsOffline(pinPath string) (apply.HostOwns, error) {
+	var rec *hoststate.Record
 	if pinPath != "" && pinPath != "none" {
-		rec, err := hoststate.Peek(pinPath)
-		if err != nil {
+		var err error
+		if rec, err = hoststate.Peek(pinPath); err != nil {
 			return nil, err
 		}
-		for _, e := range rec.List(hoststate.Address) {
-			ours[e.Addr] = true
-		}
 	}
-	return func(a netip.Addr) bool { return have[a] && !ours[a] }, nil
+	return hostOwnsBesides(rec)
 }

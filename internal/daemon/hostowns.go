@@ -19,18 +19,28 @@ import (
 // one apply sees one list; d.mu is held. When they cannot be listed no
 // address is known, and the log says so.
 func (d *Daemon) hostOwns() apply.HostOwns {
-	have, err := interfaceAddrs()
+	owns, err := hostOwnsBesides(d.addrs.record)
 	if err != nil {
 		d.log.Warn("VIPs not checked against the host's addresses", "err", err)
 		return nil
 	}
+	return owns
+}
+
+// hostOwnsBesides tells the host's addresses but those rec (nil: none)
+// lists as added by xlb.
+func hostOwnsBesides(rec *hoststate.Record) (apply.HostOwns, error) {
+	have, err := interfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
 	ours := map[netip.Addr]bool{}
-	if d.addrs.record != nil {
-		for _, e := range d.addrs.record.List(hoststate.Address) {
+	if rec != nil {
+		for _, e := range rec.List(hoststate.Address) {
 			ours[e.Addr] = true
 		}
 	}
-	return func(a netip.Addr) bool { return have[a] && !ours[a] }
+	return func(a netip.Addr) bool { return have[a] && !ours[a] }, nil
 }
 
 // interfaceAddrs returns the addresses of every interface of the host

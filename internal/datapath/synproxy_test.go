@@ -213,10 +213,11 @@ func TestSynProxyNeedsTheKernel(t *testing.T) {
 	}
 }
 
-// proxiedConn opens a connection through the SYN proxy from client port
-// cport (no options, as TestSynProxyWithoutTimestamps) and returns its
-// cookie and the SYN the real got.
-func (e *testEnv) proxiedConn(f family, real1, local netip.AddrPort, cport uint16, realISN uint32) (cookie uint32) {
+// cookieConn sends a SYN from client port cport (no options, as
+// TestSynProxyWithoutTimestamps) and returns its cookie, then its cookie
+// ACK, which becomes the SYN to the real: the connection waits for the
+// real's answer.
+func (e *testEnv) cookieConn(f family, cport uint16) (cookie uint32) {
 	t := e.t
 	t.Helper()
 	syn := e.clientPkt(f, loadbalancer.TCP, cport, 80, "S")
@@ -232,9 +233,18 @@ func (e *testEnv) proxiedConn(f family, real1, local netip.AddrPort, cport uint1
 	if v, out = e.run(ack.frame(t)); v != XDPRedirect || !decode(out).Layer(layers.LayerTypeTCP).(*layers.TCP).SYN {
 		t.Fatalf("cookie ACK: verdict %s, want the SYN to the real", v)
 	}
+	return cookie
+}
+
+// proxiedConn opens a connection through the SYN proxy from client port
+// cport (cookieConn) and has the real answer; it returns the cookie.
+func (e *testEnv) proxiedConn(f family, real1, local netip.AddrPort, cport uint16, realISN uint32) (cookie uint32) {
+	t := e.t
+	t.Helper()
+	cookie = e.cookieConn(f, cport)
 	synAck := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "SA",
 		src: real1, dst: local, seq: realISN, ack: 5001}
-	if v, _ = e.run(synAck.frame(t)); v != XDPTx {
+	if v, _ := e.run(synAck.frame(t)); v != XDPTx {
 		t.Fatalf("the real's SYN-ACK: verdict %s, want the ACK back to the real", v)
 	}
 	return cookie
@@ -273,4 +283,21 @@ func TestSynProxyReopen(t *testing.T) {
 	if n := e.events()["syncookie_valid"] - before; n != 1 {
 		t.Errorf("%d cookies taken for the reopened port, want 1", n)
 	}
+}
+
+// TestSynProxyRealRefuses: a real that answers the proxy's SYN with a
+// RST (no listener) resets the client's connection, in the cookie's
+// sequence space the client knows.
+func TestSynProxyRealRefuses(t *testing.T) {
+	f := families[0]
+	e := newEnv(t, Options{})
+	real1, local := e.synProxyService(f)
+	cookie := e.cookieConn(f, 42000)
+	syn := e.clientPkt(f, loadbalancer.TCP, 42000, 80, "S")
+
+	rst := pkt{srcMAC: realMAC(1), dstMAC: e.realIf.HardwareAddr, proto: loadbalancer.TCP, flags: "RA",
+		src: real1, dst: local, seq: 0, ack: 5001}
+	want := rst.translated(syn.dst, syn.src, e.clientIf.HardwareAddr, clientMAC)
+	want.seq = cookie + 1
+	e.expect(rst.frame(t), XDPRedirect, want.frame(t))
 }

@@ -139,7 +139,10 @@ func (x *xlbDUT) SetMode(ctx context.Context, e *Env, mode string) error {
 	return x.Setup(ctx, e)
 }
 
-func (x *xlbDUT) Name() string                             { return x.shape.name() }
+func (x *xlbDUT) Name() string {
+	name, _ := x.shape.variant()
+	return name
+}
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
@@ -181,7 +184,7 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 		for _, proto := range []string{"udp", "tcp"} {
 			extra := ""
 			if proto == "tcp" {
-				extra = x.shape.tcpExtra()
+				_, extra = x.shape.variant()
 			}
 			fmt.Fprintf(&b, "  - {vip: %q, port: 0, protocol: %s, scheduler: %s%s, local_ips: [%q], reals: [", vip, proto,
 				x.shape.Scheduler, extra, lips)

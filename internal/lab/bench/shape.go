@@ -42,26 +42,16 @@ var XLBVariants = map[string]func(XLBShape) XLBShape{
 	"xlb-proxy-v2": func(s XLBShape) XLBShape { s.ClientAddress = "proxy-v2"; return s },
 }
 
-// name is the DUT name of an xlb of this shape.
-func (s XLBShape) name() string {
+// variant is the DUT name of an xlb of this shape and what its feature
+// adds to a TCP service's entry in the configuration.
+func (s XLBShape) variant() (name, tcpExtra string) {
 	switch {
 	case s.SynProxy:
-		return "xlb-synproxy"
+		return "xlb-synproxy", ", syn_proxy: true"
 	case s.ClientAddress != "":
-		return "xlb-" + s.ClientAddress
+		return "xlb-" + s.ClientAddress, ", client_address: " + s.ClientAddress
 	}
-	return "xlb"
-}
-
-// tcpExtra is what the shape adds to a TCP service's entry.
-func (s XLBShape) tcpExtra() string {
-	switch {
-	case s.SynProxy:
-		return ", syn_proxy: true"
-	case s.ClientAddress != "":
-		return ", client_address: " + s.ClientAddress
-	}
-	return ""
+	return "xlb", ""
 }
 
 // DefaultXLBShape is the xlb DUT of the frame scenarios and of the runs
