@@ -42,8 +42,8 @@ static __always_inline bool persist_usable(const struct service *svc,
 	struct real *real = bpf_map_lookup_elem(&reals, &real_id);
 
 	return real && (real->flags & XLB_REAL_F_IN_USE) &&
-	       !(real->flags & XLB_REAL_F_DOWN) && real->weight > 0 &&
-	       real->svc_id == svc->id;
+	       !(real->flags & (XLB_REAL_F_DOWN | XLB_REAL_F_UNRESOLVED)) &&
+	       real->weight > 0 && real->svc_id == svc->id;
 }
 
 /* persist_pick returns the real remembered for the packet's client prefix,

@@ -99,6 +99,9 @@ struct real {
 enum xlb_real_flags {
 	XLB_REAL_F_IN_USE = 0x1, /* a service has it; else a freed id */
 	XLB_REAL_F_DOWN = 0x2, /* failed its health check: no new connections */
+	/* its next hop is not resolved (XDP cannot resolve it): no new
+	 * connections until the control plane sees it resolved */
+	XLB_REAL_F_UNRESOLVED = 0x4,
 };
 
 /* laddrs array value: a local IP that FullNAT uses as the source towards

@@ -79,5 +79,8 @@ func printResult(cmd *cobra.Command, g *globalFlags, res api.ApplyResult) error 
 	for _, c := range res.Changes {
 		fmt.Fprintln(cmd.OutOrStdout(), c)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
 	return nil
 }

@@ -157,7 +157,7 @@ func (s *server) getConfig(w http.ResponseWriter, _ *http.Request) {
 // revision in force as the ETag.
 func (s *server) applied(w http.ResponseWriter, changes config.Changes, rev uint64) {
 	w.Header().Set("ETag", ETag(rev))
-	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes), Revision: rev})
+	writeJSON(w, http.StatusOK, ApplyResult{Changed: !changes.Empty(), Changes: changeLines(changes), Warnings: changes.Warnings, Revision: rev})
 }
 
 // apply applies a whole configuration file (YAML) if the If-Match
@@ -209,9 +209,13 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 		svc.SynProxy = ss.SynProxy
 		svc.LocalIPs = append(svc.LocalIPs, ss.LocalIPs...)
 		for _, rs := range ss.Reals {
-			svc.Reals = append(svc.Reals, Real{Address: rs.Addr, Port: rs.Port, Weight: rs.Weight,
+			r := Real{Address: rs.Addr, Port: rs.Port, Weight: rs.Weight,
 				Health: rs.Health, HealthReason: rs.HealthReason,
-				ActiveConns: rs.ActiveConns, InactiveConns: rs.InactiveConns, Stats: countersOf(rs.Stats)})
+				ActiveConns: rs.ActiveConns, InactiveConns: rs.InactiveConns, Stats: countersOf(rs.Stats)}
+			if rs.Unresolved {
+				r.NextHop, r.NextHopReason = NextHopUnresolved, rs.NextHopReason
+			}
+			svc.Reals = append(svc.Reals, r)
 		}
 		out = append(out, svc)
 	}

@@ -85,8 +85,13 @@ type Real struct {
 	Weight  uint32     `json:"weight"`
 	// Health is up or down when the service has a health check, else
 	// empty; HealthReason says why the last check failed.
-	Health        string   `json:"health,omitempty"`
-	HealthReason  string   `json:"health_reason,omitempty"`
+	Health       string `json:"health,omitempty"`
+	HealthReason string `json:"health_reason,omitempty"`
+	// NextHop is "unresolved" while the real's next hop has no
+	// link-layer address (no new connections go to it), else empty;
+	// NextHopReason says why.
+	NextHop       string   `json:"next_hop,omitempty"`
+	NextHopReason string   `json:"next_hop_reason,omitempty"`
 	ActiveConns   int      `json:"active_conns"`
 	InactiveConns int      `json:"inactive_conns"`
 	Stats         Counters `json:"stats"`
@@ -141,10 +146,17 @@ type Conn struct {
 // ApplyResult says what an apply changed, and the revision of the
 // configuration in force after it (also sent as the ETag).
 type ApplyResult struct {
-	Changed  bool     `json:"changed"`
-	Changes  []string `json:"changes"`
+	Changed bool     `json:"changed"`
+	Changes []string `json:"changes"`
+	// Warnings are what the operator should know of the apply (a real
+	// whose next hop is unresolved); they are not changes.
+	Warnings []string `json:"warnings,omitempty"`
 	Revision uint64   `json:"revision"`
 }
+
+// NextHopUnresolved is Real.NextHop of a real whose next hop is not
+// resolved.
+const NextHopUnresolved = "unresolved"
 
 // Error is the body of every error response. Revision is the revision in
 // force, sent with 412 Precondition Failed (a stale If-Match).

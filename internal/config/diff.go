@@ -31,6 +31,10 @@ type Changes struct {
 	// Renamed lists services whose name alone changed: the file's and
 	// the API's, nothing of the data path (Renames).
 	Renamed []Rename
+	// Warnings are what the daemon found while applying that the
+	// operator should know (a real whose next hop is unresolved); they
+	// are not changes.
+	Warnings []string
 }
 
 // Rename is a service of both configurations whose name changed.

@@ -259,15 +259,15 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	if err := d.addrs.add(hostAddrs(want)); err != nil {
 		return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
 	}
-	d.prepareNeighbours(d.cur, want)
+	warnings := d.checkNextHops(want)
 	changes, err := apply.Move(d.dp, d.cur, want)
 	if err != nil {
 		if perr := d.addrs.prune(hostAddrs(d.cur)); perr != nil {
 			d.log.Warn("take the new host addresses off again", "err", perr)
 		}
-		d.syncNeighbours(d.cur)
 		return changes, err
 	}
+	changes.Warnings = warnings
 	// a name is the file's and the API's alone: say it changed
 	changes.Renamed = config.Renames(d.cfg, cfg)
 	d.rev.Applied(d.cfg, cfg)

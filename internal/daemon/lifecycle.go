@@ -80,7 +80,8 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return fmt.Errorf("read the pinned data path: %w", err)
 	}
 	d.startNeighbours(want.Interfaces)
-	d.prepareNeighbours(found, want)
+	d.awaitNeighbours(want)
+	d.checkNextHops(want)
 	if n := len(found.Services); n > 0 {
 		d.log.Info("pinned maps hold a previous run's services; applying the difference", "services", n)
 	}

@@ -34,6 +34,7 @@ type collector struct {
 	realPackets, realBytes, realConns            *prometheus.Desc
 	realActive, realInactive, realWeight         *prometheus.Desc
 	realUp                                       *prometheus.Desc
+	realResolved                                 *prometheus.Desc
 	drops, verdicts, up, scrapeErrors            *prometheus.Desc
 	redirectTxFailed, redirectErrors, icmpTooBig *prometheus.Desc
 	events                                       *prometheus.Desc
@@ -66,6 +67,7 @@ func newCollector(d counterSource) *collector {
 		realInactive: desc("real_inactive_connections", "Other live connections of a real (ipvsadm InActConn).", realLabels...),
 		realWeight:   desc("real_weight", "Weight of a real; 0 drains it.", realLabels...),
 		realUp:       desc("real_up", "Health of a checked real: 1 up, 0 down (taken out of scheduling).", realLabels...),
+		realResolved: desc("real_next_hop_resolved", "1 when the real's next hop is resolved, 0 while it is not (no new connections go to the real).", realLabels...),
 		drops:        desc("drops_total", "Packets the data path dropped, by reason.", "reason"),
 		verdicts:     desc("xdp_verdicts_total", "Packets by final XDP action.", "verdict"),
 		up:           desc("up", "1 when the daemon reads its data path."),
@@ -84,7 +86,7 @@ func newCollector(d counterSource) *collector {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.svcNoLport, c.localIPNoLport, c.realPackets, c.realBytes,
-		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.drops, c.verdicts, c.up, c.scrapeErrors,
+		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.realResolved, c.drops, c.verdicts, c.up, c.scrapeErrors,
 		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig, c.events} {
 		ch <- d
 	}
@@ -124,6 +126,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			if r.Health != "" {
 				gauge(c.realUp, map[bool]float64{true: 0, false: 1}[r.Down], rl...)
 			}
+			gauge(c.realResolved, map[bool]float64{true: 0, false: 1}[r.Unresolved], rl...)
 		}
 	}
 	stats, err := c.d.Stats()

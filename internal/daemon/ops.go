@@ -190,9 +190,13 @@ func (d *Daemon) Status() ([]loadbalancer.ServiceStatus, error) {
 		return nil, err
 	}
 	states := d.health.States()
+	reasons := d.nextHopReasons()
 	for i := range st {
 		for j := range st[i].Reals {
 			r := &st[i].Reals[j]
+			if r.Unresolved {
+				r.NextHopReason = reasons[r.Addr]
+			}
 			hs, ok := states[st[i].Key][r.AddrPort()]
 			if !ok {
 				continue

@@ -128,7 +128,7 @@ func TestFlagsAndFamiliesMatchC(t *testing.T) {
 	}{
 		{"xlb_family", []uint64{uint64(familyV4), uint64(familyV6)}},
 		{"xlb_addr_flags", []uint64{uint64(addrVIP), uint64(addrLaddr)}},
-		{"xlb_real_flags", []uint64{uint64(realFInUse), uint64(realFDown)}},
+		{"xlb_real_flags", []uint64{uint64(realFInUse), uint64(realFDown), uint64(realFUnresolved)}},
 		{"ct_flags", []uint64{uint64(ctFReverse), uint64(xlbCtFlagsCT_F_PERSIST), uint64(ctFUsed), uint64(ctFBusy),
 			uint64(ctFTOA), uint64(ctFProxy), uint64(ctFSynProxy)}}, // Go does not read CT_F_PERSIST
 	}

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -62,6 +63,9 @@ type Datapath struct {
 	mu       sync.Mutex
 	settings loadbalancer.Settings
 	reg      registry
+	// unresolved are the real addresses whose next hop is not resolved
+	// (SetUnresolved); a real at one of them goes in out of scheduling.
+	unresolved map[netip.Addr]bool
 
 	ctMu  sync.Mutex  // orders the control plane's ct_stats writes (conntable.go)
 	ct    [2]*ctTable // the IPv4 and IPv6 connection tables, mapped

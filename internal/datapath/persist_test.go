@@ -34,8 +34,8 @@ func clientAddr(f family, block, n byte) netip.Addr {
 
 // TestPersistence: a persistent rr service sends every new connection of a
 // client prefix to the real its first went to; other prefixes go on with
-// rr; a drained or failed real is not reused and the prefix follows its
-// new real; an expired entry is scheduled anew.
+// rr; a drained, failed or unresolved real is not reused and the prefix
+// follows its new real; an expired entry is scheduled anew.
 func TestPersistence(t *testing.T) {
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestPersistence(t *testing.T) {
 			if err := e.dp.AddService(svc); err != nil {
 				t.Fatal(err)
 			}
-			all := reals(f, 1, 1, 1)
+			all := reals(f, 1, 1, 1, 1)
 			if err := e.dp.SetReals(key, all); err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +92,19 @@ func TestPersistence(t *testing.T) {
 			again := e.realOf(e.clientFrom(f, a, 40020))
 			if again == moved || again == f.real(1) {
 				t.Fatalf("after %s failed, the prefix went to %s", moved, again)
+			}
+
+			// unresolved: the next hop of the prefix's real is not
+			// resolved (XLB_REAL_F_UNRESOLVED), the prefix moves again
+			if err := e.dp.SetUnresolved(map[netip.Addr]bool{again: true}); err != nil {
+				t.Fatal(err)
+			}
+			last := e.realOf(e.clientFrom(f, a, 40025))
+			if last == again || last == moved || last == f.real(1) {
+				t.Fatalf("after %s went unresolved, the prefix went to %s", again, last)
+			}
+			if err := e.dp.SetUnresolved(nil); err != nil {
+				t.Fatal(err)
 			}
 
 			// expired: the entry is no longer used
@@ -175,6 +188,62 @@ func TestDownRealLeavesSchedule(t *testing.T) {
 	got := e.newFlows(f, 3, 32000)
 	if !slices.Contains(got, f.real(1)) {
 		t.Errorf("up again, real 1 got none of %v", got)
+	}
+}
+
+// TestUnresolvedRealLeavesSchedule: a real whose next hop is unresolved
+// gets no new connection and keeps its established ones; a real added at
+// an unresolved address goes in out of scheduling; resolved, both are
+// back in the rotation. The records carry the state (a restart reads it).
+func TestUnresolvedRealLeavesSchedule(t *testing.T) {
+	f := families[0]
+	e := newEnv(t, Options{})
+	key := loadbalancer.ServiceKey{VIP: f.vip, Port: 80, Proto: loadbalancer.TCP}
+	e.addService(key, loadbalancer.RoundRobin, f.laddr, reals(f, 1, 1)...)
+	held := e.clientPkt(f, loadbalancer.TCP, 30000, 80, "S")
+	if got := e.realOf(held); got != f.real(1) {
+		t.Fatalf("first connection went to %s", got)
+	}
+	if err := e.dp.SetUnresolved(map[netip.Addr]bool{f.real(1): true, f.real(3): true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dp.SetReals(key, reals(f, 1, 1, 1)); err != nil { // real 3 joins, unresolved
+		t.Fatal(err)
+	}
+	for i, r := range e.newFlows(f, 4, 31000) {
+		if r != f.real(2) {
+			t.Fatalf("new flow %d went to %s with reals 1 and 3 unresolved", i, r)
+		}
+	}
+	next := held
+	next.flags, next.seq = "A", 1
+	if got := e.realOf(next); got != f.real(1) {
+		t.Errorf("the held connection's next packet went to %s, want its unresolved real %s", got, f.real(1))
+	}
+	st, err := e.dp.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false, true} {
+		rs := st[0].Reals[i]
+		if rs.Unresolved != want || (rs.TableWeight == 0) != want || rs.Down {
+			t.Errorf("status of real %d: unresolved %v, table weight %d, down %v; want unresolved %v", i+1, rs.Unresolved, rs.TableWeight, rs.Down, want)
+		}
+	}
+	var rec xlbReal
+	if err := e.dp.objs.Reals.Lookup(uint32(0), &rec); err != nil || rec.Flags != realFInUse|realFUnresolved {
+		t.Errorf("record of the unresolved real 1: flags %#x (%v), want %#x", rec.Flags, err, realFInUse|realFUnresolved)
+	}
+
+	if err := e.dp.SetUnresolved(map[netip.Addr]bool{}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[netip.Addr]bool{}
+	for _, r := range e.newFlows(f, 6, 32000) {
+		seen[r] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("resolved again, 6 new flows reached %v, want all 3 reals", seen)
 	}
 }
 

@@ -77,10 +77,11 @@ func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real
 			return undo(fmt.Errorf("real %s: read reals[%d]: %w", r.AddrPort(), id, err))
 		}
 		taken = append(taken, t)
-		if err := d.writeReal(id, r, st.id); err != nil {
+		ns := realState{id: id, real: r, unresolved: d.unresolved[r.Addr]}
+		if err := d.writeReal(ns, st.id); err != nil {
 			return undo(fmt.Errorf("real %s: %w", r.AddrPort(), err))
 		}
-		next = append(next, realState{id: id, real: r})
+		next = append(next, ns)
 	}
 	if err := d.swapTable(st.id, st.svc, next); err != nil {
 		return undo(err)
@@ -101,14 +102,21 @@ const (
 	// realFDown: the real failed its health check; persistence does not
 	// send new connections to it.
 	realFDown = uint8(xlbXlbRealFlagsXLB_REAL_F_DOWN)
+	// realFUnresolved: its next hop is not resolved; persistence does
+	// not send new connections to it either.
+	realFUnresolved = uint8(xlbXlbRealFlagsXLB_REAL_F_UNRESOLVED)
 )
 
 // flags returns the real's entry flags while a service has it.
 func (r realState) flags() uint8 {
+	f := realFInUse
 	if r.down {
-		return realFInUse | realFDown
+		f |= realFDown
 	}
-	return realFInUse
+	if r.unresolved {
+		f |= realFUnresolved
+	}
+	return f
 }
 
 // recordReal writes a real's entry: its address for the data path, and
@@ -131,8 +139,9 @@ func (d *Datapath) freeReal(r realState) {
 
 // writeReal writes a new real's entry and zeroes its counters and cached
 // next hop (the id may have served another real before).
-func (d *Datapath) writeReal(id uint32, r loadbalancer.Real, svcID uint32) error {
-	if err := d.recordReal(id, r, svcID, realFInUse); err != nil {
+func (d *Datapath) writeReal(r realState, svcID uint32) error {
+	id := r.id
+	if err := d.recordReal(id, r.real, svcID, r.flags()); err != nil {
 		return err
 	}
 	zero := make([]xlbXlbCounters, d.cpus)

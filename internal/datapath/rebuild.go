@@ -89,7 +89,7 @@ func (d *Datapath) rebuildRegistry() error {
 			continue // a freed id; its connections may still use it
 		}
 		st.reals = append(st.reals, realState{id: id, real: loadbalancer.Real{Addr: fromAddr(rv.Addr.W, rv.Family), Port: ntohs(rv.Port), Weight: rv.Weight},
-			down: rv.Flags&realFDown != 0})
+			down: rv.Flags&realFDown != 0, unresolved: rv.Flags&realFUnresolved != 0})
 		realUsed = append(realUsed, id)
 	}
 

@@ -42,6 +42,10 @@ type realState struct {
 	// down: the real failed its health check; it stays out of the
 	// schedule table until it is up again.
 	down bool
+	// unresolved: its next hop has no link-layer address yet (the
+	// daemon's neighbour lookup says so); it stays out of the schedule
+	// table until it has one.
+	unresolved bool
 	// lcWeight is the weight an lc/wlc service schedules it with, set
 	// every period from connection counts; 0 before the first period
 	// (lcSet false), when the configured weight counts.
@@ -53,7 +57,7 @@ type realState struct {
 // scheduler s gives the real.
 func (r realState) tableWeight(s loadbalancer.Scheduler) uint32 {
 	switch {
-	case r.down || r.real.Weight == 0:
+	case r.down || r.unresolved || r.real.Weight == 0:
 		return 0
 	case r.lcSet && (s == loadbalancer.LeastConn || s == loadbalancer.WeightedLeastConn):
 		return r.lcWeight

@@ -75,7 +75,7 @@ func (d *Datapath) Status() ([]loadbalancer.ServiceStatus, error) {
 		}
 		for _, r := range st.reals {
 			rs := loadbalancer.RealStatus{Real: r.real, ActiveConns: active[uint16(r.id)], InactiveConns: inactive[uint16(r.id)],
-				Down: r.down, TableWeight: r.tableWeight(st.svc.Scheduler)}
+				Down: r.down, Unresolved: r.unresolved, TableWeight: r.tableWeight(st.svc.Scheduler)}
 			if rs.Stats, err = sumCounters(d.objs.RealStats, r.id); err != nil {
 				return nil, err
 			}

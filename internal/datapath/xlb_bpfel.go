@@ -363,8 +363,9 @@ const (
 type xlbXlbRealFlags uint32
 
 const (
-	xlbXlbRealFlagsXLB_REAL_F_IN_USE xlbXlbRealFlags = 1
-	xlbXlbRealFlagsXLB_REAL_F_DOWN   xlbXlbRealFlags = 2
+	xlbXlbRealFlagsXLB_REAL_F_IN_USE     xlbXlbRealFlags = 1
+	xlbXlbRealFlagsXLB_REAL_F_DOWN       xlbXlbRealFlags = 2
+	xlbXlbRealFlagsXLB_REAL_F_UNRESOLVED xlbXlbRealFlags = 4
 )
 
 type xlbXlbSched uint32

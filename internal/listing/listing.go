@@ -28,10 +28,12 @@ func addrPort(a netip.Addr, port uint16) string { return netip.AddrPortFrom(a, p
 // header, then each service followed by its reals.
 func Write(w io.Writer, services []api.Service, o Options) error {
 	var b strings.Builder
-	checked := false // a Health column when a service has a health check
+	// a Health column when a service has a health check or a real is
+	// unresolved
+	checked := false
 	for _, s := range services {
 		for _, r := range s.Reals {
-			checked = checked || r.Health != ""
+			checked = checked || r.Health != "" || r.NextHop != ""
 		}
 	}
 	if o.Stats {
@@ -59,11 +61,7 @@ func Write(w io.Writer, services []api.Service, o Options) error {
 				c := r.Stats
 				fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", real, c.Conns, c.InPackets, c.OutPackets, c.InBytes, c.OutBytes)
 			} else if checked {
-				health := r.Health
-				if health == "" {
-					health = "-"
-				}
-				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %-9d %s\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns, health)
+				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %-9d %s\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns, healthCell(r))
 			} else {
 				fmt.Fprintf(&b, "%-33s %-7s %-6d %-10d %d\n", real, "FullNat", r.Weight, r.ActiveConns, r.InactiveConns)
 			}
@@ -124,4 +122,18 @@ func WriteRate(w io.Writer, prev, cur []api.Service, interval time.Duration) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// healthCell is a real's Health column: its health check's state ("-"
+// without one) and "unresolved" while its next hop is.
+func healthCell(r api.Real) string {
+	switch {
+	case r.NextHop != "" && (r.Health == "" || r.Health == "up"):
+		return r.NextHop
+	case r.NextHop != "":
+		return r.Health + "," + r.NextHop
+	case r.Health == "":
+		return "-"
+	}
+	return r.Health
 }

@@ -80,3 +80,38 @@ UDP  [fd00::10]:53 rr persistent 60 mask 64
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestWriteUnresolved: an unresolved real brings the Health column even
+// without a health check, and shows with its health when it has one.
+func TestWriteUnresolved(t *testing.T) {
+	real := func(addr, health, nextHop string) api.Real {
+		return api.Real{Address: netip.MustParseAddr(addr), Port: 80, Weight: 1, Health: health, NextHop: nextHop}
+	}
+	for _, tc := range []struct {
+		name  string
+		reals []api.Real
+		cells []string
+	}{
+		{"unchecked", []api.Real{real("10.0.0.1", "", ""), real("10.0.0.2", "", api.NextHopUnresolved)}, []string{"-", "unresolved"}},
+		{"checked", []api.Real{real("10.0.0.1", "up", api.NextHopUnresolved), real("10.0.0.2", "down", api.NextHopUnresolved)},
+			[]string{"unresolved", "down,unresolved"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svcs := []api.Service{{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Protocol: loadbalancer.TCP,
+				Scheduler: loadbalancer.RoundRobin, Reals: tc.reals}}
+			var b strings.Builder
+			if err := Write(&b, svcs, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+			if !strings.HasSuffix(lines[1], " Health") || len(lines) != 5 {
+				t.Fatalf("no Health column:\n%s", b.String())
+			}
+			for i, cell := range tc.cells {
+				if f := strings.Fields(lines[3+i]); f[len(f)-1] != cell {
+					t.Errorf("real %d: Health %q, want %q", i+1, f[len(f)-1], cell)
+				}
+			}
+		})
+	}
+}

@@ -21,6 +21,10 @@ type RealStatus struct {
 	InactiveConns int
 	// Down: the real failed its health check (no new connections).
 	Down bool
+	// Unresolved: its next hop has no link-layer address yet (no new
+	// connections until it has); NextHopReason says why.
+	Unresolved    bool
+	NextHopReason string
 	// TableWeight is the weight the schedule table gives it now: 0 when
 	// down or drained, the derived weight for lc/wlc.
 	TableWeight uint32

@@ -60,6 +60,10 @@ type Options struct {
 	// count as added by this one, so those no longer wanted are deleted
 	// at the first reconcile, and the rest at Close.
 	Adopt []Hop
+	// Lookup, if set, finds the destinations' next hops over netlink in
+	// one pass instead of one `ip route get` each: a reconcile of
+	// thousands of reals then costs milliseconds, not seconds.
+	Lookup *Lookup
 }
 
 // Recorder keeps the record of the entries a Manager added across
@@ -97,8 +101,14 @@ type Manager struct {
 	monitor                bool
 	now                    func() time.Time
 
-	reqs chan reqKey   // on-demand requests for the worker
-	kick chan struct{} // an early reconcile
+	reqs   chan reqKey   // on-demand requests for the worker
+	kick   chan struct{} // an early reconcile
+	want   chan struct{} // Want set new destinations: reconcile now
+	lookup *Lookup
+
+	wmu     sync.Mutex
+	pending []netip.Addr // the destinations of the last Want
+	hasPend bool
 
 	rmu      sync.Mutex
 	recent   map[reqKey]time.Time // when each request was last queued
@@ -135,6 +145,8 @@ func New(opts Options) *Manager {
 		now:       time.Now,
 		reqs:      make(chan reqKey, requestQueue),
 		kick:      make(chan struct{}, 1),
+		want:      make(chan struct{}, 1),
+		lookup:    opts.Lookup,
 		recent:    map[reqKey]time.Time{},
 		synced:    map[Hop]bool{},
 		requested: map[Hop]time.Time{},
@@ -179,10 +191,45 @@ func New(opts Options) *Manager {
 func (m *Manager) Sync(dests []netip.Addr) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.wmu.Lock()
+	m.pending, m.hasPend = nil, false // older than dests
+	m.wmu.Unlock()
 	m.dests = append(m.dests[:0:0], dests...)
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	return m.reconcile(ctx)
+}
+
+// Want sets the destinations as Sync does, without waiting: the worker
+// (Run) reconciles as soon as it is free. The daemon calls it at every
+// apply, which must never wait on ip(8) or on a neighbour.
+func (m *Manager) Want(dests []netip.Addr) {
+	m.wmu.Lock()
+	m.pending, m.hasPend = append(m.pending[:0:0], dests...), true
+	m.wmu.Unlock()
+	select {
+	case m.want <- struct{}{}:
+	default:
+	}
+}
+
+// Kick asks for an early reconcile (at most one a second): the daemon
+// sees a next hop unresolved, and a reconcile re-adds or probes it.
+func (m *Manager) Kick() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// takeWanted moves the destinations of the last Want, if any, into
+// m.dests; m.mu is held.
+func (m *Manager) takeWanted() {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if m.hasPend {
+		m.dests, m.pending, m.hasPend = m.pending, nil, false
+	}
 }
 
 // Request asks for the next hop addr on interface ifindex to be resolved:
@@ -242,6 +289,7 @@ func (m *Manager) Run(ctx context.Context) {
 	reconcile := func() {
 		last = time.Now()
 		m.mu.Lock()
+		m.takeWanted()
 		err := m.reconcile(ctx)
 		m.mu.Unlock()
 		m.logReconcile(err)
@@ -256,6 +304,8 @@ func (m *Manager) Run(ctx context.Context) {
 		case k := <-m.reqs:
 			m.serve(ctx, k)
 		case <-tick.C:
+			reconcile()
+		case <-m.want:
 			reconcile()
 		case <-m.kick:
 			if since := time.Since(last); since >= minKick {

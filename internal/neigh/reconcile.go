@@ -24,14 +24,25 @@ func (m *Manager) reconcile(ctx context.Context) error {
 	}
 	var errs []error
 	synced := map[Hop]bool{}
-	for _, dst := range m.dests {
-		h, ok, err := m.routeGet(ctx, dst)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	if m.lookup != nil {
+		for _, nh := range m.lookup.NextHops(m.dests) {
+			switch {
+			case nh.Dev == "":
+				errs = append(errs, errors.New(nh.Reason))
+			case nh.Dev != "lo":
+				synced[nh.Hop] = true
+			}
 		}
-		if ok {
-			synced[h] = true
+	} else {
+		for _, dst := range m.dests {
+			h, ok, err := m.routeGet(ctx, dst)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if ok {
+				synced[h] = true
+			}
 		}
 	}
 	for _, dev := range m.ifaces {

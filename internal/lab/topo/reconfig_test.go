@@ -66,6 +66,34 @@ func (k *keepAlive) getBody(path string) (string, error) {
 	return strings.TrimSpace(string(b)), err
 }
 
+// readPaced reads a /stream body of size bytes, checking each byte
+// against StreamPattern. For its first paced chunks it waits for a tick
+// on applied before each chunk (or for applied to close), so that the
+// changes a test makes land while the stream is flowing, never after it
+// ended.
+func readPaced(body io.Reader, size int64, chunk int, paced int64, applied <-chan struct{}) error {
+	want := &StreamPattern{}
+	got, expect := make([]byte, chunk), make([]byte, chunk)
+	var off int64
+	for off < size {
+		if applied != nil && off < paced*int64(chunk) {
+			if _, ok := <-applied; !ok {
+				applied = nil
+			}
+		}
+		n, err := io.ReadFull(body, got[:min(int64(chunk), size-off)])
+		_, _ = want.Read(expect[:n])
+		if !bytes.Equal(got[:n], expect[:n]) {
+			return fmt.Errorf("stream corrupt in the %d bytes at offset %d", n, off)
+		}
+		off += int64(n)
+		if err != nil {
+			return fmt.Errorf("stream ended at %d of %d bytes: %w", off, size, err)
+		}
+	}
+	return nil
+}
+
 // realModel is what the test believes the TCP service's reals are.
 type realModel struct {
 	addr   map[string]netip.Addr // real name -> address
@@ -110,34 +138,9 @@ func TestLiveReconfiguration(t *testing.T) {
 		t.Fatalf("stream answered by %q, not one of the reals", streamReal)
 	}
 
-	// The reader takes one chunk after each change, so the changes land
-	// while the stream is flowing, never after it ended.
 	applied := make(chan struct{})
 	streamDone := make(chan error, 1)
-	want := &StreamPattern{}
-	go func() {
-		got, expect := make([]byte, chunk), make([]byte, chunk)
-		var off int64
-		for off < size {
-			if off < changes*chunk {
-				if _, ok := <-applied; !ok {
-					applied = nil
-				}
-			}
-			n, err := io.ReadFull(resp.Body, got[:min(chunk, size-off)])
-			_, _ = want.Read(expect[:n])
-			if !bytes.Equal(got[:n], expect[:n]) {
-				streamDone <- fmt.Errorf("stream corrupt in the %d bytes at offset %d", n, off)
-				return
-			}
-			off += int64(n)
-			if err != nil {
-				streamDone <- fmt.Errorf("stream ended at %d of %d bytes: %w", off, size, err)
-				return
-			}
-		}
-		streamDone <- nil
-	}()
+	go func() { streamDone <- readPaced(resp.Body, size, chunk, changes, applied) }()
 
 	plan := m.plan(streamReal, others, changes)
 	for i, c := range plan {
