@@ -62,7 +62,7 @@ func NewLookup(nsPath string) (*Lookup, error) {
 func (l *Lookup) Close() { l.h.Close() }
 
 // resolvedNUD are the neighbour states with a link-layer address the data
-// path can forward with (resolvedStates, as netlink numbers them).
+// path can forward with: REACHABLE, STALE, DELAY, PROBE, PERMANENT, NOARP.
 const resolvedNUD = netlink.NUD_REACHABLE | netlink.NUD_STALE | netlink.NUD_DELAY |
 	netlink.NUD_PROBE | netlink.NUD_PERMANENT | netlink.NUD_NOARP
 
