@@ -27,6 +27,9 @@ type DataPath interface {
 	Limits() loadbalancer.Limits
 	// HeldLocalIPs are the local IPs it holds an id for, used or not.
 	HeldLocalIPs() []netip.Addr
+	// Batch runs fn, whose changes settle together when it returns:
+	// their schedule tables are installed in one update.
+	Batch(fn func() error) error
 }
 
 // HostOwns tells whether the host has an address of its own, one it had
@@ -72,13 +75,20 @@ func Transition(dp DataPath, cur, next *config.Desired) (config.Changes, error) 
 	if err := checkRealIDs(dp.Limits().Reals, from, next, changes); err != nil {
 		return changes, err
 	}
-	err = applyChanges(dp, from, changes)
+	var oerr error
+	err = dp.Batch(func() error {
+		err := applyChanges(dp, from, changes)
+		if err == nil {
+			return nil
+		}
+		var now *config.Desired
+		if now, oerr = Observed(dp); oerr == nil {
+			oerr = applyChanges(dp, now, config.Diff(now, cur))
+		}
+		return err
+	})
 	if err == nil {
 		return changes, nil
-	}
-	now, oerr := Observed(dp)
-	if oerr == nil {
-		oerr = applyChanges(dp, now, config.Diff(now, cur))
 	}
 	if oerr != nil {
 		return changes, fmt.Errorf("apply: %w; %w: the data path holds part of the change, "+

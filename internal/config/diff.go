@@ -113,6 +113,17 @@ func (c Changes) String() string {
 	return strings.Join(lines, "\n")
 }
 
+// Brief is String for a log line: at most max lines, then how many more
+// changes of each kind there are.
+func (c Changes) Brief(max int) string {
+	lines := strings.Split(c.String(), "\n")
+	if len(lines) <= max {
+		return c.String()
+	}
+	return fmt.Sprintf("%s\n... %d more (in all: %d services removed, %d added, %d updated, %d real lists set, %d renamed)",
+		strings.Join(lines[:max], "\n"), len(lines)-max, len(c.Remove), len(c.Add), len(c.Update), len(c.SetReals), len(c.Renamed))
+}
+
 func describeService(s loadbalancer.Service) string {
 	ips := make([]string, len(s.LocalIPs))
 	for i, a := range s.LocalIPs {

@@ -199,3 +199,20 @@ func TestRenames(t *testing.T) {
 		t.Errorf("first configuration: renames %+v", r)
 	}
 }
+
+// TestChangesBrief: a long list of changes is cut at max lines and the
+// rest counted by kind.
+func TestChangesBrief(t *testing.T) {
+	var c Changes
+	for i := range 5 {
+		c.Remove = append(c.Remove, loadbalancer.ServiceKey{VIP: netip.MustParseAddr("10.0.0.1"), Port: uint16(80 + i), Proto: loadbalancer.TCP})
+	}
+	if got := c.Brief(5); got != c.String() {
+		t.Errorf("5 changes, max 5: %q, want them all", got)
+	}
+	want := "remove service tcp 10.0.0.1:80\nremove service tcp 10.0.0.1:81\n" +
+		"... 3 more (in all: 5 services removed, 0 added, 0 updated, 0 real lists set, 0 renamed)"
+	if got := c.Brief(2); got != want {
+		t.Errorf("max 2: got %q, want %q", got, want)
+	}
+}

@@ -145,8 +145,15 @@ func Run(ctx context.Context, opts Options) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	go d.leastConnLoop(ctx)
-	go d.connTableLoop(ctx)
+	// the loops read the maps: they end before stop closes them
+	loopCtx, endLoops := context.WithCancel(ctx)
+	var loops sync.WaitGroup
+	defer func() {
+		endLoops()
+		loops.Wait()
+	}()
+	loops.Go(func() { d.leastConnLoop(loopCtx) })
+	loops.Go(func() { d.connTableLoop(loopCtx) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -241,6 +248,10 @@ func (d *Daemon) Update(ifRevision uint64, edit func(cfg *config.Config) error) 
 	return changes, d.rev.Current(), err
 }
 
+// logChanges is how many changes an apply logs one by one; the rest are
+// counted.
+const logChanges = 20
+
 // apply moves the data path and the host addresses to cfg; d.mu is held.
 // It is all or nothing: the new addresses go on the host first (a
 // failure there changes nothing), then the maps (a failure there takes
@@ -278,7 +289,7 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		d.log.Warn("applied; some host addresses no longer wanted are still there (retried at the next apply and at stop)", "err", err)
 	}
 	if !changes.Empty() {
-		d.log.Info("configuration applied", "changes", changes.String())
+		d.log.Info("configuration applied", "changes", changes.Brief(logChanges))
 	}
 	return changes, nil
 }

@@ -90,7 +90,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	if !changes.Empty() && len(found.Services) > 0 {
-		d.log.Info("configuration applied", "changes", changes.String())
+		d.log.Info("configuration applied", "changes", changes.Brief(logChanges))
 	}
 	d.cfg, d.cur = cfg, want
 	if err := d.attach(want); err != nil {

@@ -105,7 +105,7 @@ func (d *Daemon) awaitNeighbours(want *config.Desired) {
 // checkNextHops looks up the next hop of every real of want, without
 // waiting, and tells the data path which are unresolved before the apply
 // moves it: a new real whose next hop is unresolved goes in out of
-// scheduling. It returns a warning for each such real. d.mu is held.
+// scheduling. It returns a warning for each such address. d.mu is held.
 func (d *Daemon) checkNextHops(want *config.Desired) []string {
 	if d.neigh.lookup == nil {
 		return nil
@@ -118,14 +118,29 @@ func (d *Daemon) checkNextHops(want *config.Desired) []string {
 	if err := d.dp.SetUnresolved(addrSet(reasons)); err != nil {
 		d.log.Warn("neighbours: mark reals unresolved", "err", err)
 	}
-	var warnings []string
+	// one warning per address, however many services have a real there
+	first := map[netip.Addr]string{}
+	count := map[netip.Addr]int{}
+	var order []netip.Addr
 	for _, svc := range want.Services {
 		for _, r := range want.Reals[svc.Key] {
-			if why, ok := reasons[r.Addr]; ok {
-				warnings = append(warnings, fmt.Sprintf("real %s of %s unresolved: %s; it gets no new connections until it resolves",
-					r.AddrPort(), svc.Key, why))
+			if _, ok := reasons[r.Addr]; !ok {
+				continue
 			}
+			if count[r.Addr] == 0 {
+				first[r.Addr] = fmt.Sprintf("real %s of %s", r.AddrPort(), svc.Key)
+				order = append(order, r.Addr)
+			}
+			count[r.Addr]++
 		}
+	}
+	var warnings []string
+	for _, a := range order {
+		what := first[a]
+		if n := count[a]; n > 1 {
+			what = fmt.Sprintf("%s (and %d more reals at %s)", what, n-1, a)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s unresolved: %s; no new connections go to it until it resolves", what, reasons[a]))
 	}
 	return warnings
 }

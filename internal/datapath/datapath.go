@@ -66,6 +66,12 @@ type Datapath struct {
 	// unresolved are the real addresses whose next hop is not resolved
 	// (SetUnresolved); a real at one of them goes in out of scheduling.
 	unresolved map[netip.Addr]bool
+	// batching counts the open Batch calls; pend is what the changes
+	// since the last settle deferred, and emptyTable the schedule table
+	// of removed services (batch.go).
+	batching   int
+	pend       pending
+	emptyTable *ebpf.Map
 
 	ctMu  sync.Mutex  // orders the control plane's ct_stats writes (conntable.go)
 	ct    [2]*ctTable // the IPv4 and IPv6 connection tables, mapped
@@ -196,6 +202,14 @@ func (d *Datapath) closeObjects() error {
 	var errs []error
 	for _, t := range d.ct {
 		errs = append(errs, t.close())
+	}
+	for _, t := range d.pend.tables {
+		if t != d.emptyTable {
+			errs = append(errs, t.Close())
+		}
+	}
+	if d.emptyTable != nil {
+		errs = append(errs, d.emptyTable.Close())
 	}
 	return errors.Join(append(errs, d.objs.Close())...)
 }

@@ -34,9 +34,10 @@ func (d *Datapath) findReal(k loadbalancer.ServiceKey, ap netip.AddrPort) (*serv
 // table (no new connections; persistence does not pick it either) and
 // keeps its connections; up brings it back with its weight. Setting the
 // state it already has changes nothing.
-func (d *Datapath) SetRealHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool) error {
+func (d *Datapath) SetRealHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	st, i, err := d.findReal(k, ap)
 	if err != nil {
 		return fmt.Errorf("set health: %w", err)
@@ -69,9 +70,10 @@ func (d *Datapath) RealDown(k loadbalancer.ServiceKey, ap netip.AddrPort) bool {
 // SetLeastConnWeights installs the weights an lc or wlc service
 // schedules its reals with until the next call (reals not named get 0).
 // The table is rebuilt only when a weight changed.
-func (d *Datapath) SetLeastConnWeights(k loadbalancer.ServiceKey, weights map[netip.AddrPort]uint32) error {
+func (d *Datapath) SetLeastConnWeights(k loadbalancer.ServiceKey, weights map[netip.AddrPort]uint32) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	st, ok := d.reg.services[k]
 	if !ok {
 		return fmt.Errorf("least-connection weights: service %s: %w", k, loadbalancer.ErrNotFound)

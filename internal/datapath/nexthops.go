@@ -17,9 +17,10 @@ import (
 // its connections, as a failed health check does. The state is kept per
 // address, for reals added later too, until the next call; only the
 // services with a real whose state changes get a new table.
-func (d *Datapath) SetUnresolved(addrs map[netip.Addr]bool) error {
+func (d *Datapath) SetUnresolved(addrs map[netip.Addr]bool) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	d.unresolved = maps.Clone(addrs)
 	var errs []error
 	for k, st := range d.reg.services {

@@ -7,19 +7,18 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cilium/ebpf"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 	"github.com/xlb-dev/xlb/internal/sched"
-	"golang.org/x/sys/unix"
 )
 
 // SetReals replaces a service's reals. Reals that stay keep their id and
 // connections; new ones get an id; the schedule table is rebuilt and
 // swapped in one update. A removed real's connections continue until they
 // end (as IPVS keeps a removed destination's connections).
-func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real) error {
+func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	st, ok := d.reg.services[k]
 	if !ok {
 		return fmt.Errorf("set reals of %s: %w", k, loadbalancer.ErrNotFound)
@@ -67,7 +66,7 @@ func (d *Datapath) SetReals(k loadbalancer.ServiceKey, reals []loadbalancer.Real
 			next = append(next, kept)
 			continue
 		}
-		id, err := d.reg.realIDs.get()
+		id, err := d.takeID(&d.reg.realIDs)
 		if err != nil {
 			return undo(fmt.Errorf("real %s: %w", r.AddrPort(), err))
 		}
@@ -134,7 +133,7 @@ func (d *Datapath) recordReal(id uint32, r loadbalancer.Real, svcID uint32, flag
 // longer marked in use.
 func (d *Datapath) freeReal(r realState) {
 	_ = d.recordReal(r.id, r.real, 0, 0)
-	d.reg.realIDs.put(r.id)
+	d.reg.realIDs.hold(r.id)
 }
 
 // writeReal writes a new real's entry and zeroes its counters and cached
@@ -207,32 +206,10 @@ func (d *Datapath) swapTable(id uint32, svc loadbalancer.Service, reals []realSt
 	if err != nil {
 		return fmt.Errorf("build %s table: %w", svc.Scheduler, err)
 	}
-	inner, err := ebpf.NewMap(&ebpf.MapSpec{
-		Name:       "xlb_sched_tbl",
-		Type:       ebpf.Array,
-		KeySize:    4,
-		ValueSize:  4,
-		MaxEntries: uint32(len(table) + 1),
-		Flags:      unix.BPF_F_INNER_MAP,
-	})
+	inner, err := newSchedTable(table)
 	if err != nil {
-		return fmt.Errorf("create schedule table: %w", err)
+		return err
 	}
-	defer inner.Close()
-	keys := make([]uint32, len(table)+1)
-	vals := make([]uint32, len(table)+1)
-	vals[0] = uint32(len(table))
-	for i := range keys {
-		keys[i] = uint32(i)
-		if i > 0 {
-			vals[i] = table[i-1]
-		}
-	}
-	if _, err := inner.BatchUpdate(keys, vals, nil); err != nil {
-		return fmt.Errorf("fill schedule table: %w", err)
-	}
-	if err := d.objs.SchedTables.Put(id, inner); err != nil {
-		return fmt.Errorf("install schedule table of service %d: %w", id, err)
-	}
+	d.installTable(id, inner)
 	return nil
 }

@@ -18,6 +18,19 @@ type idAlloc struct {
 	next uint32
 	max  uint32
 	free []uint32
+	held []uint32 // freed, but an unsettled change may still name them (batch.go)
+}
+
+// hasFree reports whether get has an id to give without held ones.
+func (a *idAlloc) hasFree() bool { return a.next < a.max || len(a.free) > 0 }
+
+// hold frees id once the changes pending now have settled (release).
+func (a *idAlloc) hold(id uint32) { a.held = append(a.held, id) }
+
+// release frees the held ids.
+func (a *idAlloc) release() {
+	a.free = append(a.free, a.held...)
+	a.held = a.held[:0]
 }
 
 func (a *idAlloc) get() (uint32, error) {

@@ -19,16 +19,17 @@ func serviceMapKey(k loadbalancer.ServiceKey) xlbServiceKey {
 
 // AddService adds a service with no reals yet (new connections to it are
 // dropped as no_real until SetReals gives it some).
-func (d *Datapath) AddService(s loadbalancer.Service) error {
+func (d *Datapath) AddService(s loadbalancer.Service) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	if err := validateService(s); err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
 	if _, ok := d.reg.services[s.Key]; ok {
 		return fmt.Errorf("add service %s: %w", s.Key, loadbalancer.ErrExists)
 	}
-	id, err := d.reg.svcIDs.get()
+	id, err := d.takeID(&d.reg.svcIDs)
 	if err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
@@ -47,9 +48,7 @@ func (d *Datapath) AddService(s loadbalancer.Service) error {
 	}
 	d.reg.services[s.Key] = st
 	d.reg.vips[s.Key.VIP]++
-	if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
-		return fmt.Errorf("add service %s: %w", s.Key, err)
-	}
+	d.pend.timeouts = true
 	if err := d.syncLocalAddrs(append([]netip.Addr{s.Key.VIP}, s.LocalIPs...)...); err != nil {
 		return fmt.Errorf("add service %s: %w", s.Key, err)
 	}
@@ -58,9 +57,10 @@ func (d *Datapath) AddService(s loadbalancer.Service) error {
 
 // UpdateService changes a service's scheduler, local IPs or table size;
 // its reals and connections stay.
-func (d *Datapath) UpdateService(s loadbalancer.Service) error {
+func (d *Datapath) UpdateService(s loadbalancer.Service) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	if err := validateService(s); err != nil {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
 	}
@@ -80,9 +80,7 @@ func (d *Datapath) UpdateService(s loadbalancer.Service) error {
 		return fmt.Errorf("update service %s: %w", s.Key, err)
 	}
 	if s.Timeouts != old.Timeouts {
-		if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
-			return fmt.Errorf("update service %s: %w", s.Key, err)
-		}
+		d.pend.timeouts = true
 	}
 	return nil
 }
@@ -191,7 +189,8 @@ func (d *Datapath) syncLocalAddrs(addrs ...netip.Addr) error {
 			return fmt.Errorf("write local_addrs entry of %s: %w", a, err)
 		}
 	}
-	return d.writeAddrFilter()
+	d.pend.addrFilter = true
+	return nil
 }
 
 // Size and hash of local_addr_filter (XLB_ADDR_FILTER_* in the data path).
@@ -230,9 +229,10 @@ func (d *Datapath) writeAddrFilter() error {
 
 // RemoveService removes a service. Its connections are no longer
 // forwarded; their entries age out of the connection table.
-func (d *Datapath) RemoveService(k loadbalancer.ServiceKey) error {
+func (d *Datapath) RemoveService(k loadbalancer.ServiceKey) (err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	defer d.endChange(&err)
 	st, ok := d.reg.services[k]
 	if !ok {
 		return fmt.Errorf("remove service %s: %w", k, loadbalancer.ErrNotFound)
@@ -245,20 +245,20 @@ func (d *Datapath) RemoveService(k loadbalancer.ServiceKey) error {
 	if d.reg.vips[k.VIP]--; d.reg.vips[k.VIP] == 0 {
 		delete(d.reg.vips, k.VIP)
 	}
-	_ = d.objs.SchedTables.Delete(st.id)
+	if err := d.clearTable(st.id); err != nil {
+		return fmt.Errorf("remove service %s: %w", k, err)
+	}
 	d.releaseLocalIPs(st.laddrIDs)
 	for _, r := range st.reals {
 		d.freeReal(r)
 	}
-	d.reg.svcIDs.put(st.id)
+	d.reg.svcIDs.hold(st.id)
 	if err := d.syncLocalAddrs(append([]netip.Addr{k.VIP}, st.svc.LocalIPs...)...); err != nil {
 		return fmt.Errorf("remove service %s: %w", k, err)
 	}
 	// its entries age out by the global timeouts
 	if st.svc.Timeouts != (loadbalancer.StateTimeouts{}) {
-		if err := d.writeTimeouts(d.settings.StateTimeouts()); err != nil {
-			return fmt.Errorf("remove service %s: %w", k, err)
-		}
+		d.pend.timeouts = true
 	}
 	return nil
 }

@@ -237,6 +237,9 @@ func (f *DataPath) Settings() loadbalancer.Settings { return f.settings }
 func (f *DataPath) Limits() loadbalancer.Limits { return f.limits() }
 
 // HeldLocalIPs implements apply.DataPath.
+// Batch runs fn: the fake's changes take effect at once.
+func (f *DataPath) Batch(fn func() error) error { return fn() }
+
 func (f *DataPath) HeldLocalIPs() []netip.Addr {
 	out := make([]netip.Addr, 0, len(f.held))
 	for a := range f.held {
