@@ -18,19 +18,22 @@
  * it (pmtu.h), where the stack has room for it. */
 #define XLB_TOO_BIG 0x100
 
+/* The sizes of the maps by service, real and local IP id below are the
+ * defaults: the control plane sizes them at load (max_services,
+ * max_reals, max_local_ips). */
 #ifndef XLB_MAX_SERVICES
-/* services (and per-service arrays); a power of two: ct_idle_past masks
- * a service id with it */
-#define XLB_MAX_SERVICES 1024
-#endif
-
-#ifndef XLB_MAX_VIPS
-#define XLB_MAX_VIPS 1024 /* distinct VIP addresses */
+#define XLB_MAX_SERVICES 1024 /* services; also bounds their distinct VIPs */
 #endif
 
 #ifndef XLB_MAX_REALS
-#define XLB_MAX_REALS 16384 /* reals over all services; ids fit 16 bits */
+#define XLB_MAX_REALS 16384 /* reals over all services */
 #endif
+
+/* Service and real ids fit the 16 bits a connection entry keeps of each,
+ * so max_services and max_reals are at most 65536. xlb_svc_timeouts has
+ * an element for every possible service id, whatever the services map
+ * holds (a power of two: ct_idle_past masks a service id with it). */
+#define XLB_SVC_ID_LIMIT 65536
 
 #ifndef XLB_MAX_LADDRS
 #define XLB_MAX_LADDRS 4096 /* local IPs over all services */

@@ -52,8 +52,8 @@ enum xlb_ct_consts {
 
 const enum xlb_ct_consts ct_consts_type __attribute__((unused));
 
-_Static_assert((XLB_MAX_SERVICES & (XLB_MAX_SERVICES - 1)) == 0,
-	       "ct_idle_past masks service ids with XLB_MAX_SERVICES - 1");
+_Static_assert((XLB_SVC_ID_LIMIT & (XLB_SVC_ID_LIMIT - 1)) == 0,
+	       "ct_idle_past masks service ids with XLB_SVC_ID_LIMIT - 1");
 
 /* A key of either table, 8-byte aligned: keys compare as 64-bit words. */
 union ct_key {
@@ -151,7 +151,7 @@ static __always_inline bool ct_key_is(const struct ct_entry *e,
 static __always_inline bool ct_idle_past(const union ct_head *h, __u32 now,
 					 __u32 grace)
 {
-	__u32 state = h->f.state, svc = h->f.svc_id & (XLB_MAX_SERVICES - 1);
+	__u32 state = h->f.state, svc = h->f.svc_id & (XLB_SVC_ID_LIMIT - 1);
 
 	/* one register for the check and the index, so the verifier sees
 	 * the bound (clang would otherwise check a copy) */

@@ -30,10 +30,11 @@ struct {
 
 /* {address, family} -> XLB_ADDR_* flags: the VIPs and local IPs, the
  * only destinations the data path handles. Checked first, so traffic to
- * anything else costs one lookup in a small, cache-hot map. */
+ * anything else costs one lookup in a small, cache-hot map. A VIP needs a
+ * service, so it holds as many VIPs as services. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, XLB_MAX_VIPS + XLB_MAX_LADDRS);
+	__uint(max_entries, XLB_MAX_SERVICES + XLB_MAX_LADDRS);
 	__type(key, struct service_key); /* port, proto zero */
 	__type(value, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -316,6 +317,6 @@ struct xlb_config xlb_cfg = {
  * probes' call chain does not have. Not pinned: the owner writes all of
  * it at load and whenever a timeout changes, before it attaches a new
  * program. */
-struct svc_timeouts xlb_svc_timeouts[XLB_MAX_SERVICES];
+struct svc_timeouts xlb_svc_timeouts[XLB_SVC_ID_LIMIT];
 
 #endif /* XLB_MAPS_H */

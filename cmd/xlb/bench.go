@@ -37,6 +37,9 @@ Scenarios:
   frame-sizes  rate and loss per frame size at a fixed rate and at maximum
   rfc2544      NDR and PDR binary search per frame size
   multiflow    VSPERF multi-flow matrix: NDR per L2/L3/L4 src/dst/both x flows
+  apply        configuration at scale: daemon start, add and remove all,
+               one-service changes with --services (1000, 10000)
+               services loaded, against nft loading them as DNAT rules
   datapath     per-packet cost through BPF_PROG_RUN vs bare XDP_TX, per
                connection-table size (--flows; default 1k..10M, 2.2 GB)
 
@@ -117,6 +120,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Float64Var(&o.LossTolerance, "loss-tolerance", 0.1, "rfc2544: loss in percent a PDR trial may have")
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
+	f.IntSliceVar(&o.Services, "services", nil, "apply: service counts (default 1000,10000)")
 	f.IntVar(&o.Repeat, "repeat", 0, "datapath: BPF_PROG_RUN runs per figure (default 1000000); throughput: trials per TCP_STREAM test, the median counts (default 1)")
 	f.IntSliceVar(&o.CPUs, "cpus", nil, "CPUs of the generator's senders, one sender each (default 0)")
 	f.IntSliceVar(&o.Cores, "cores", nil, "cps: sender core counts, each a search (default 1)")

@@ -98,11 +98,21 @@ func newConnCmd(g *globalFlags) *cobra.Command {
 
 func newStatsCmd(g *globalFlags) *cobra.Command {
 	var c clientFlags
+	var wf watchFlags
+	var watch bool
 	cmd := &cobra.Command{
-		Use:   "stats",
+		Use:   "stats [--watch [--interval 1s] [--count N]]",
 		Short: "Show drops by reason, XDP verdicts, frames lost after a redirect and the connection tables' occupancy",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if watch {
+				if g.json {
+					return usageError{fmt.Errorf("--watch prints text; read /v1/stats for JSON")}
+				}
+				return wf.watch(cmd, c.client(), func(prev, cur listing.Reading) error {
+					return listing.WriteStatsDelta(cmd.OutOrStdout(), prev, cur)
+				})
+			}
 			st, err := c.client().Stats(cmd.Context())
 			if err != nil {
 				return daemonError(err)
@@ -141,6 +151,8 @@ func newStatsCmd(g *globalFlags) *cobra.Command {
 			return w.Flush()
 		},
 	}
+	cmd.Flags().BoolVar(&watch, "watch", false, "print the counters with their rates per second every --interval")
+	wf.register(cmd)
 	c.register(cmd)
 	return cmd
 }

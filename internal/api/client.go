@@ -227,3 +227,9 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	var st Stats
 	return st, c.send(ctx, http.MethodGet, "/v1/stats", nil, &st)
 }
+
+// Status returns the daemon's status (xlb status).
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	return st, c.send(ctx, http.MethodGet, "/v1/status", nil, &st)
+}

@@ -31,6 +31,7 @@ func Handler(b Backend, version string, log *slog.Logger) http.Handler {
 		_, _ = w.Write(OpenAPI)
 	})
 	mux.HandleFunc("GET /v1/version", s.getVersion)
+	mux.HandleFunc("GET /v1/status", s.getStatus)
 	mux.HandleFunc("GET /v1/config", s.getConfig)
 	mux.HandleFunc("POST /v1/apply", s.apply)
 	mux.HandleFunc("GET /v1/services", s.listServices)
@@ -187,10 +188,20 @@ func (s *server) apply(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
-	st, err := s.b.Status()
+	out, err := s.services()
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// services are the backend's services as the API shows them, with the
+// names the configuration gives them.
+func (s *server) services() ([]Service, error) {
+	st, err := s.b.Status()
+	if err != nil {
+		return nil, err
 	}
 	names := map[string]string{}
 	cfg, _ := s.b.ConfigRevision()
@@ -219,7 +230,7 @@ func (s *server) listServices(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, svc)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out, nil
 }
 
 // maxConns bounds one connection listing.

@@ -33,6 +33,8 @@ type Backend interface {
 	// ZeroCounters zeroes one service's counters and its reals', or
 	// every counter when k is nil (ipvsadm -Z).
 	ZeroCounters(k *loadbalancer.ServiceKey) error
+	// Daemon says what the daemon is: its start, files and interfaces.
+	Daemon() DaemonInfo
 }
 
 // Stats are the data path's global counters.

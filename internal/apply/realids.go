@@ -100,7 +100,7 @@ func checkRealIDs(limit int, from, next *config.Desired, c config.Changes) error
 			i := slices.IndexFunc(next.Services, func(s loadbalancer.Service) bool { return s.Key == ch.key })
 			return config.Problem(config.ErrCapacity, fmt.Sprintf("services[%d].reals", i),
 				"its %d new reals need an id each before the %d they replace free theirs, "+
-					"and only %d of the data path's %d (XLB_MAX_REALS) are free then: "+
+					"and only %d of the data path's %d (max_reals) are free then: "+
 					"apply the change in two steps (remove first, then add)", ch.added, ch.removed, limit-inUse, limit)
 		}
 		inUse += ch.added - ch.removed

@@ -27,6 +27,14 @@ type Config struct {
 	// ConnTable sizes the connection tables; without it they have
 	// loadbalancer.DefaultConnTableSizes.
 	ConnTable *ConnTable `yaml:"conn_table,omitempty" json:"conn_table,omitempty"`
+	// MaxServices is how many services the data path can hold (0:
+	// loadbalancer.DefaultServiceCapacity); it bounds their distinct VIPs
+	// too. It changes only at a restart.
+	MaxServices int `yaml:"max_services,omitempty" json:"max_services,omitempty"`
+	// MaxReals is how many reals the data path can hold over all
+	// services, a server in two services counting twice (0:
+	// loadbalancer.DefaultRealCapacity). It changes only at a restart.
+	MaxReals int `yaml:"max_reals,omitempty" json:"max_reals,omitempty"`
 	// MaxLocalIPs is how many distinct local IPs the data path can hold
 	// over all services (0: loadbalancer.DefaultLocalIPCapacity). It
 	// changes only at a restart.

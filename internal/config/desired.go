@@ -15,9 +15,10 @@ type Desired struct {
 	Settings loadbalancer.Settings
 	// ConnTable are the connection tables' sizes, the defaults filled in.
 	ConnTable loadbalancer.ConnTableSizes
-	// LocalIPCapacity is how many local IPs the data path holds
-	// (max_local_ips, the default filled in).
-	LocalIPCapacity int
+	// ServiceCapacity, RealCapacity and LocalIPCapacity are how many
+	// services, reals and local IPs the data path holds (max_services,
+	// max_reals, max_local_ips, the defaults filled in).
+	ServiceCapacity, RealCapacity, LocalIPCapacity int
 	// Services are the services in the file's order.
 	Services []loadbalancer.Service
 	// Reals holds every service's reals (an empty list for a service

@@ -40,8 +40,8 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 	lim := env.Limits
 	over := func(limit, n int) bool { return limit > 0 && n > limit }
 	if over(lim.Services, len(svcs)) {
-		ch.kindf(ErrCapacity, "services", "%d services; the data path holds at most %d (XLB_MAX_SERVICES)",
-			len(svcs), lim.Services)
+		ch.kindf(ErrCapacity, "services", "%d services; the data path holds at most %d (raise max_services, up to %d)",
+			len(svcs), lim.Services, loadbalancer.MaxServiceCapacity)
 	}
 	total := 0
 	for _, s := range svcs {
@@ -58,9 +58,11 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 		path := fmt.Sprintf("services[%d]", i)
 		if a, err := netip.ParseAddr(s.VIP); err == nil && !vips[a] {
 			vips[a] = true
-			if !vipsDone && over(lim.VIPs, len(vips)) {
+			// (the data path holds a VIP per service: only a limit below
+			// the services' is crossed before theirs)
+			if !vipsDone && over(lim.VIPs, len(vips)) && (lim.Services == 0 || lim.VIPs < lim.Services) {
 				ch.kindf(ErrCapacity, path+".vip", "%s is one VIP too many: the configuration has more than %d distinct VIPs, "+
-					"the most the data path holds (XLB_MAX_VIPS)", a, lim.VIPs)
+					"the most the data path holds (one per service: raise max_services)", a, lim.VIPs)
 				vipsDone = true
 			}
 		}
@@ -82,7 +84,7 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 		if over(lim.Reals, reals+len(s.Reals)) && !over(lim.Reals, reals) { // crossed in this service
 			ch.kindf(ErrCapacity, fmt.Sprintf("%s.reals[%d]", path, lim.Reals-reals),
 				"one real too many: the configuration has %d reals over all services and the data path holds at most %d "+
-					"(XLB_MAX_REALS; a server in two services counts twice)", total, lim.Reals)
+					"(raise max_reals, up to %d; a server in two services counts twice)", total, lim.Reals, loadbalancer.MaxRealCapacity)
 		}
 		reals += len(s.Reals)
 	}

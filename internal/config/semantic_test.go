@@ -243,7 +243,7 @@ func TestCapacity(t *testing.T) {
 		want string
 	}{
 		{"at every limit", services(2, two(2), func(i int) []string { return []string{"10.3.0.0", "10.3.0.1", "10.3.0.2"}[i : i+2] }), nil, ""},
-		{"services", services(4, none, none), nil, "services: 4 services; the data path holds at most 3 (XLB_MAX_SERVICES)"},
+		{"services", services(4, none, none), nil, "services: 4 services; the data path holds at most 3 (raise max_services, up to 65536)"},
 		{"reals", services(3, two(2), none), nil, "services[2].reals[0]: one real too many: the configuration has 6 reals over all services and the data path holds at most 4"},
 		{"local IPs", services(2, none, two(3)), nil, "services[1].local_ips[1]: 10.3.0.3 is one local IP too many: the data path holds at most 3 (max_local_ips) and keeps 0 already"},
 		{"local IPs held", services(1, none, two(3)), held, "services[0].local_ips[1]: 10.3.0.1 is one local IP too many: the data path holds at most 3 (max_local_ips) and keeps 2 already"},
@@ -372,6 +372,46 @@ func TestMaxLocalIPs(t *testing.T) {
 			checkErr(t, err, tc.want)
 			if err == nil && d.LocalIPCapacity != tc.capa {
 				t.Errorf("capacity %d, want %d", d.LocalIPCapacity, tc.capa)
+			}
+		})
+	}
+}
+
+// TestMaxServicesAndReals: max_services and max_reals are checked
+// against their ranges and against what runs, and reach Desired; left
+// out they are what runs, or the defaults.
+func TestMaxServicesAndReals(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		have            string
+		running         loadbalancer.Limits
+		want            string
+		kind            error
+		services, reals int
+	}{
+		{"defaults", valid, loadbalancer.Limits{}, "", nil, loadbalancer.DefaultServiceCapacity, loadbalancer.DefaultRealCapacity},
+		{"left out keep what runs", valid, loadbalancer.Limits{Services: 4096, Reals: 40000}, "", nil, 4096, 40000},
+		{"set", "max_services: 16384\nmax_reals: 65536\n" + valid, loadbalancer.Limits{}, "", nil, 16384, 65536},
+		{"services below the range", "max_services: 8\n" + valid, loadbalancer.Limits{},
+			"max_services: 8 is out of range (want 16 to 65536 services, or 0 for the default 1024)", ErrOutOfRange, 0, 0},
+		{"reals above the range", "max_reals: 65537\n" + valid, loadbalancer.Limits{},
+			"max_reals: 65537 is out of range (want 16 to 65536 reals, or 0 for the default 16384)", ErrOutOfRange, 0, 0},
+		{"another than runs", "max_services: 2048\n" + valid, loadbalancer.Limits{Services: 1024},
+			"max_services: 2048: the running data path holds 1024 services and keeps that capacity", nil, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.have))
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			d, err := c.DesiredIn(Env{Limits: tc.running})
+			if tc.kind != nil {
+				checkKind(t, err, tc.kind, tc.want)
+				return
+			}
+			checkErr(t, err, tc.want)
+			if err == nil && (d.ServiceCapacity != tc.services || d.RealCapacity != tc.reals) {
+				t.Errorf("capacities %d services, %d reals; want %d, %d", d.ServiceCapacity, d.RealCapacity, tc.services, tc.reals)
 			}
 		})
 	}

@@ -79,7 +79,9 @@ func (c *Config) check(env Env) (*Desired, error) {
 	}
 	ch.timeouts("timeouts", c.Timeouts, &d.Settings)
 	d.ConnTable = ch.connTable(c.ConnTable, env.Limits.ConnTable)
-	d.LocalIPCapacity = ch.localIPCapacity(c.MaxLocalIPs, env.Limits.LocalIPs)
+	d.ServiceCapacity = ch.mapCapacity(serviceCapacity, c.MaxServices, env.Limits.Services)
+	d.RealCapacity = ch.mapCapacity(realCapacity, c.MaxReals, env.Limits.Reals)
+	d.LocalIPCapacity = ch.mapCapacity(localIPCapacity, c.MaxLocalIPs, env.Limits.LocalIPs)
 	if env.Limits.LocalIPs == 0 {
 		env.Limits.LocalIPs = d.LocalIPCapacity // what a data path loaded for this file holds
 	}
@@ -203,24 +205,39 @@ func (ch *checker) connTable(t *ConnTable, running loadbalancer.ConnTableSizes) 
 	return out
 }
 
-// localIPCapacity checks max_local_ips against its range and against
-// what the running data path holds (running; 0: none runs). Left out, it
-// is what runs, or the default.
-func (ch *checker) localIPCapacity(n, running int) int {
-	out := loadbalancer.DefaultLocalIPCapacity
+// capacityKey is a setting that sizes the maps indexed by some id.
+type capacityKey struct {
+	key, what        string
+	def, least, most int
+}
+
+var (
+	serviceCapacity = capacityKey{"max_services", "services",
+		loadbalancer.DefaultServiceCapacity, loadbalancer.MinServiceCapacity, loadbalancer.MaxServiceCapacity}
+	realCapacity = capacityKey{"max_reals", "reals",
+		loadbalancer.DefaultRealCapacity, loadbalancer.MinRealCapacity, loadbalancer.MaxRealCapacity}
+	localIPCapacity = capacityKey{"max_local_ips", "local IPs",
+		loadbalancer.DefaultLocalIPCapacity, loadbalancer.MinLocalIPCapacity, loadbalancer.MaxLocalIPCapacity}
+)
+
+// mapCapacity checks the file's value n of k against its range and
+// against what the running data path holds (running; 0: none runs). Left
+// out, it is what runs, or the default.
+func (ch *checker) mapCapacity(k capacityKey, n, running int) int {
+	out := k.def
 	switch {
 	case n == 0:
 		return cmp.Or(running, out)
-	case n < loadbalancer.MinLocalIPCapacity || n > loadbalancer.MaxLocalIPCapacity:
-		ch.kindf(ErrOutOfRange, "max_local_ips", "%d is out of range (want %d to %d local IPs, or 0 for the default %d)",
-			n, loadbalancer.MinLocalIPCapacity, loadbalancer.MaxLocalIPCapacity, out)
+	case n < k.least || n > k.most:
+		ch.kindf(ErrOutOfRange, k.key, "%d is out of range (want %d to %d %s, or 0 for the default %d)",
+			n, k.least, k.most, k.what, out)
 		return out
 	}
 	out = n
 	if running != 0 && out != running {
-		ch.addf("max_local_ips", "%d: the running data path holds %d local IPs and keeps that capacity while the daemon "+
+		ch.addf(k.key, "%d: the running data path holds %d %s and keeps that capacity while the daemon "+
 			"runs; changing it takes a restart with --drop-incompatible-maps, which replaces every pinned map and resets "+
-			"every connection (docs/config.md, max_local_ips)", out, running)
+			"every connection (docs/config.md, %s)", out, running, k.what, k.key)
 	}
 	return out
 }

@@ -3,6 +3,7 @@
 package daemon
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/hoststate"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // CheckReport says what an offline check (xlb config check) looked at.
@@ -29,7 +31,7 @@ type CheckReport struct {
 // Every problem is in the *config.ValidationError it returns.
 func CheckOffline(cfg *config.Config, pinPath string) (CheckReport, error) {
 	rep := CheckReport{
-		Checked: []string{"keys and values", "the compiled data path's capacities (services, reals, local IPs, VIPs)",
+		Checked: []string{"keys and values", "the capacities the file asks for (max_services, max_reals, max_local_ips) against its services, reals and local IPs",
 			"interfaces exist", "VIPs and local IPs against the host's own addresses",
 			"kernel features of client_address and syn_proxy", "connection tables against MemAvailable"},
 		NotChecked: []string{
@@ -39,10 +41,10 @@ func CheckOffline(cfg *config.Config, pinPath string) (CheckReport, error) {
 			"next hops of the reals (resolved by the daemon once it runs)",
 		},
 	}
-	limits, err := datapath.SpecLimits()
-	if err != nil {
-		return rep, err
-	}
+	// a data path loaded for this file: its capacities are the file's
+	services := cmp.Or(cfg.MaxServices, loadbalancer.DefaultServiceCapacity)
+	limits := loadbalancer.Limits{Services: services, VIPs: services,
+		Reals: cmp.Or(cfg.MaxReals, loadbalancer.DefaultRealCapacity), LocalIPs: cmp.Or(cfg.MaxLocalIPs, loadbalancer.DefaultLocalIPCapacity)}
 	owns, err := hostOwnsOffline(pinPath)
 	if err != nil {
 		return rep, err

@@ -77,6 +77,9 @@ type Daemon struct {
 	health        *health.Monitor
 	healthChanges atomic.Uint64 // reals that went up or down
 
+	started      time.Time
+	hostWarnings []string // what the start found wrong with the host (status.go)
+
 	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
 	neigh     neighbours      // keeps next hops resolved (neigh.go)
 	conntable connTableWatch  // the connection tables' occupancy (conntable.go)
@@ -121,7 +124,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer unlock()
-	d := &Daemon{opts: opts, log: opts.Log, fileMode: fileMode}
+	d := &Daemon{opts: opts, log: opts.Log, fileMode: fileMode, started: time.Now()}
 	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
 		d.abort()

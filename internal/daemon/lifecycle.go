@@ -39,7 +39,8 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	d.record = rec
 	d.addrs = hostAddrSet{ifaces: want.Interfaces, record: rec}
 	dp, err := datapath.Load(datapath.Options{PinPath: pin, DropIncompatible: d.opts.DropIncompatible,
-		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6, LocalIPs: uint32(want.LocalIPCapacity)})
+		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6, Capacities: datapath.Capacities{
+			Services: uint32(want.ServiceCapacity), Reals: uint32(want.RealCapacity), LocalIPs: uint32(want.LocalIPCapacity)}})
 	if err != nil {
 		return err
 	}
@@ -97,6 +98,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		return err
 	}
 	d.startRedirectMonitor(want.Interfaces)
+	d.checkHost()
 	d.syncHealth(want)
 	d.syncNeighbours(want)
 	return d.addrs.sync(hostAddrs(want))

@@ -24,6 +24,7 @@ func (d *Daemon) startRedirectMonitor(ifaces []string) {
 			d.log.Warn("cannot check whether the veth peer takes redirected frames", "interface", name, "err", err)
 		} else if warning != "" {
 			d.log.Warn(warning, "interface", name)
+			d.hostWarnings = append(d.hostWarnings, warning)
 		}
 		ifi, err := net.InterfaceByName(name)
 		if err != nil {

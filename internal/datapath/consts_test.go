@@ -4,6 +4,7 @@ package datapath
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/cilium/ebpf/btf"
 
@@ -95,11 +96,19 @@ func TestLimitsMatchC(t *testing.T) {
 	if !ok {
 		t.Fatalf("no map %s in the object", xlbMapLocalAddrFilter)
 	}
+	timeouts := spec.Variables[xlbVarXlbSvcTimeouts].Size() / uint32(unsafe.Sizeof(xlbSvcTimeouts{}))
+	var entry xlbCtEntry
 	for _, tc := range []struct {
 		name string
 		have uint64
 		want uint64
 	}{
+		{"DefaultServiceCapacity (XLB_MAX_SERVICES)", loadbalancer.DefaultServiceCapacity, uint64(spec.Maps[xlbMapServices].MaxEntries)},
+		{"DefaultRealCapacity (XLB_MAX_REALS)", loadbalancer.DefaultRealCapacity, uint64(spec.Maps[xlbMapReals].MaxEntries)},
+		{"DefaultLocalIPCapacity (XLB_MAX_LADDRS)", loadbalancer.DefaultLocalIPCapacity, uint64(spec.Maps[xlbMapLaddrs].MaxEntries)},
+		{"MaxServiceCapacity (XLB_SVC_ID_LIMIT: xlb_svc_timeouts)", loadbalancer.MaxServiceCapacity, uint64(timeouts)},
+		{"MaxServiceCapacity (ct_entry.svc_id)", loadbalancer.MaxServiceCapacity, 1 << (8 * unsafe.Sizeof(entry.SvcId))},
+		{"MaxRealCapacity (ct_entry.real_id)", loadbalancer.MaxRealCapacity, 1 << (8 * unsafe.Sizeof(entry.RealId))},
 		{"MaxServiceLocalIPs (XLB_MAX_SVC_LADDRS)", loadbalancer.MaxServiceLocalIPs, uint64(len(xlbService{}.LaddrIds))},
 		{"addrFilterWords (XLB_ADDR_FILTER_WORDS)", addrFilterWords, uint64(filter.MaxEntries)},
 		{"addrFilterMult (XLB_ADDR_FILTER_MULT)", addrFilterMult, uint64(xlbXlbAddrFilterConstsXLB_ADDR_FILTER_HASH_MULT)},

@@ -36,11 +36,11 @@ type Options struct {
 	// this build's (see LayoutError) instead of refusing to load: their
 	// contents are lost, connection tables included.
 	DropIncompatible bool
-	// LocalIPs is how many local IPs the maps indexed by local IP id
-	// hold (0 = the object's XLB_MAX_LADDRS). Pinned maps of another
-	// capacity are a *CapacityError (replaced with DropIncompatible,
-	// with every other pinned map).
-	LocalIPs uint32
+	// Capacities size the maps indexed by service, real and local IP id
+	// (zero: the object's sizes). Pinned maps of another capacity are a
+	// *CapacityError (replaced with DropIncompatible, with every other
+	// pinned map).
+	Capacities Capacities
 	// TimeStages loads a program that times the stages of each new
 	// connection (NewConnStages): for xlb bench datapath only, as
 	// every new connection then reads the clock seven times.
@@ -97,9 +97,7 @@ func Load(opts Options) (*Datapath, error) {
 	conns4, conns6 := cmp.Or(opts.Conns4, DefaultConns4), cmp.Or(opts.Conns6, DefaultConns6)
 	spec.Maps[xlbMapCt4].MaxEntries = CtSlots(conns4) + ctProbe
 	spec.Maps[xlbMapCt6].MaxEntries = CtSlots(conns6) + ctProbe
-	if opts.LocalIPs > 0 {
-		setLocalIPCapacity(spec, opts.LocalIPs)
-	}
+	setCapacities(spec, opts.Capacities)
 	if opts.PinPath == "" {
 		for _, m := range spec.Maps {
 			m.Pinning = ebpf.PinNone
@@ -133,7 +131,7 @@ func Load(opts Options) (*Datapath, error) {
 		return nil, err
 	}
 	if opts.PinPath != "" {
-		if err := checkLocalIPCapacity(spec, opts.PinPath, opts.DropIncompatible); err != nil {
+		if err := checkCapacities(spec, opts.PinPath, opts.DropIncompatible); err != nil {
 			return nil, err
 		}
 		if d.dropped, err = checkLayout(spec, opts.PinPath, opts.DropIncompatible); err != nil {

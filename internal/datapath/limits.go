@@ -12,17 +12,10 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-// limitMaps names, for each limit, the maps indexed by the same ids: the
-// limit is the smallest of their sizes.
-var limitMaps = struct{ services, reals, laddrs []string }{
-	services: []string{xlbMapServices, xlbMapSvcVips, xlbMapSchedTables, xlbMapSchedCursors, xlbMapSvcStats},
-	reals:    []string{xlbMapReals, xlbMapRealStats, xlbMapRealNexthops},
-	laddrs:   []string{xlbMapLaddrs, xlbMapLportCursors},
-}
-
-// limitsFrom computes the limits from the maps' sizes. local_addrs holds
-// the VIPs and the local IPs, so the VIPs are what is left of it once
-// every local IP has its entry (XLB_MAX_VIPS + XLB_MAX_LADDRS - XLB_MAX_LADDRS).
+// limitsFrom computes the limits from the maps' sizes: each is the
+// smallest size of the maps indexed by its ids (capacityMaps).
+// local_addrs holds the VIPs and the local IPs, so the VIPs are what is
+// left of it once every local IP has its entry (one per service).
 func limitsFrom(size func(name string) uint32) loadbalancer.Limits {
 	least := func(names []string) int {
 		n := size(names[0])
@@ -31,7 +24,7 @@ func limitsFrom(size func(name string) uint32) loadbalancer.Limits {
 		}
 		return int(n)
 	}
-	l := loadbalancer.Limits{Services: least(limitMaps.services), Reals: least(limitMaps.reals), LocalIPs: least(limitMaps.laddrs)}
+	l := loadbalancer.Limits{Services: least(capacityMaps[0].maps), Reals: least(capacityMaps[1].maps), LocalIPs: least(capacityMaps[2].maps)}
 	l.VIPs = int(size(xlbMapLocalAddrs)) - l.LocalIPs
 	return l
 }
@@ -39,15 +32,21 @@ func limitsFrom(size func(name string) uint32) loadbalancer.Limits {
 // Limits returns the capacities of the loaded maps (pinned maps keep the
 // sizes they were created with).
 func (d *Datapath) Limits() loadbalancer.Limits {
-	maps := map[string]*ebpf.Map{
-		xlbMapServices: d.objs.Services, xlbMapSvcVips: d.objs.SvcVips, xlbMapSchedTables: d.objs.SchedTables,
-		xlbMapSchedCursors: d.objs.SchedCursors, xlbMapSvcStats: d.objs.SvcStats,
-		xlbMapReals: d.objs.Reals, xlbMapRealStats: d.objs.RealStats, xlbMapRealNexthops: d.objs.RealNexthops,
-		xlbMapLaddrs: d.objs.Laddrs, xlbMapLportCursors: d.objs.LportCursors, xlbMapLocalAddrs: d.objs.LocalAddrs,
-	}
+	maps := d.capacityMapsByName()
 	l := limitsFrom(func(name string) uint32 { return maps[name].MaxEntries() })
 	l.ConnTable = loadbalancer.ConnTableSizes{IPv4: d.conns[0], IPv6: d.conns[1]}
 	return l
+}
+
+// capacityMapsByName are the loaded maps of capacityMaps and local_addrs.
+func (d *Datapath) capacityMapsByName() map[string]*ebpf.Map {
+	return map[string]*ebpf.Map{
+		xlbMapServices: d.objs.Services, xlbMapSvcVips: d.objs.SvcVips, xlbMapSchedTables: d.objs.SchedTables,
+		xlbMapSchedCursors: d.objs.SchedCursors, xlbMapSvcStats: d.objs.SvcStats, xlbMapSvcNoLport: d.objs.SvcNoLport,
+		xlbMapReals: d.objs.Reals, xlbMapRealStats: d.objs.RealStats, xlbMapRealNexthops: d.objs.RealNexthops,
+		xlbMapLaddrs: d.objs.Laddrs, xlbMapLportCursors: d.objs.LportCursors, xlbMapLaddrNoLport: d.objs.LaddrNoLport,
+		xlbMapLocalAddrs: d.objs.LocalAddrs,
+	}
 }
 
 // SpecLimits returns the capacities the compiled object declares, without

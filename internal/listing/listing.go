@@ -91,6 +91,25 @@ func WriteRate(w io.Writer, prev, cur []api.Service, interval time.Duration) err
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-33s %8s %8s %8s %8s %8s\n", "Prot LocalAddress:Port", "CPS", "InPPS", "OutPPS", "InBPS", "OutBPS")
 	fmt.Fprintf(&b, "  -> RemoteAddress:Port\n")
+	for _, r := range rateRows(prev, cur, interval) {
+		fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", r.name, r.rates.Conns, r.rates.InPackets, r.rates.OutPackets, r.rates.InBytes, r.rates.OutBytes)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rateRow is a service or a real with its counters per second.
+type rateRow struct {
+	name  string
+	rates api.Counters // per second
+	real  *api.Real    // nil for a service
+}
+
+// rateRows are the services of cur, each followed by its reals, with
+// their counters per second since prev, a reading interval earlier. A
+// service or real new in cur counts from zero; a counter that went back
+// (zeroed) shows 0.
+func rateRows(prev, cur []api.Service, interval time.Duration) []rateRow {
 	secs := interval.Seconds()
 	rate := func(a, b uint64) uint64 {
 		if b < a || secs <= 0 {
@@ -98,10 +117,11 @@ func WriteRate(w io.Writer, prev, cur []api.Service, interval time.Duration) err
 		}
 		return uint64(float64(b-a) / secs)
 	}
-	line := func(name string, p, c api.Counters) {
-		fmt.Fprintf(&b, "%-33s %8d %8d %8d %8d %8d\n", name, rate(p.Conns, c.Conns), rate(p.InPackets, c.InPackets),
-			rate(p.OutPackets, c.OutPackets), rate(p.InBytes, c.InBytes), rate(p.OutBytes, c.OutBytes))
+	rates := func(p, c api.Counters) api.Counters {
+		return api.Counters{Conns: rate(p.Conns, c.Conns), InPackets: rate(p.InPackets, c.InPackets),
+			OutPackets: rate(p.OutPackets, c.OutPackets), InBytes: rate(p.InBytes, c.InBytes), OutBytes: rate(p.OutBytes, c.OutBytes)}
 	}
+	var out []rateRow
 	for _, s := range cur {
 		var ps api.Service
 		for _, o := range prev {
@@ -109,19 +129,18 @@ func WriteRate(w io.Writer, prev, cur []api.Service, interval time.Duration) err
 				ps = o
 			}
 		}
-		line(fmt.Sprintf("%-4s %s", protoName(s.Protocol), addrPort(s.VIP, s.Port)), ps.Stats, s.Stats)
-		for _, r := range s.Reals {
+		out = append(out, rateRow{name: fmt.Sprintf("%-4s %s", protoName(s.Protocol), addrPort(s.VIP, s.Port)), rates: rates(ps.Stats, s.Stats)})
+		for i, r := range s.Reals {
 			var pr api.Counters
 			for _, o := range ps.Reals {
 				if o.Address == r.Address && o.Port == r.Port {
 					pr = o.Stats
 				}
 			}
-			line("  -> "+addrPort(r.Address, r.Port), pr, r.Stats)
+			out = append(out, rateRow{name: "  -> " + addrPort(r.Address, r.Port), rates: rates(pr, r.Stats), real: &s.Reals[i]})
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return out
 }
 
 // healthCell is a real's Health column: its health check's state ("-"

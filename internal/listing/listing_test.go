@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
@@ -113,5 +114,31 @@ func TestWriteUnresolved(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWriteTop: rates over the interval between two readings, the
+// connections and health of each real, drops per second the most first.
+func TestWriteTop(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	svc := func(conns, pkts uint64, weight uint32) []api.Service {
+		return []api.Service{{VIP: netip.MustParseAddr("10.100.0.10"), Port: 80, Protocol: loadbalancer.TCP, Stats: api.Counters{Conns: conns, InPackets: pkts},
+			Reals: []api.Real{{Address: netip.MustParseAddr("10.100.2.1"), Port: 80, Weight: weight, ActiveConns: 7, InactiveConns: 2, Stats: api.Counters{Conns: conns}}}}}
+	}
+	prev := Reading{At: at, Services: svc(100, 1000, 1), Stats: api.Stats{Drops: map[string]uint64{"no_real": 10, "tcp_not_syn": 0}}}
+	cur := Reading{At: at.Add(2 * time.Second), Services: svc(300, 5000, 0), Stats: api.Stats{Drops: map[string]uint64{"no_real": 14, "tcp_not_syn": 20}}}
+	var b strings.Builder
+	if err := WriteTop(&b, prev, cur); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"rates over 2s",
+		"TCP  10.100.0.10:80                    100      2000         0",
+		"  -> 10.100.2.1:80                     100         0         0          0          0         7         2  drained",
+		"drops/s: tcp_not_syn 10, no_real 2",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/apply"
@@ -167,6 +168,15 @@ func (b *Backend) ZeroCounters(k *loadbalancer.ServiceKey) error {
 
 // Stats implements api.Backend: two ip_truncated drops, five XDP_TX, an
 // IPv4 connection table a quarter full and a local IP that ran out of
+// Daemon is a daemon started an hour before the test began, on eth0 in
+// native mode.
+func (b *Backend) Daemon() api.DaemonInfo {
+	return api.DaemonInfo{Started: started, ConfigPath: "/etc/xlb/xlb.yaml", PinPath: "/sys/fs/bpf/xlb",
+		Interfaces: []api.Interface{{Name: "eth0", Mode: "native"}}}
+}
+
+var started = time.Now().Add(-time.Hour)
+
 // ports 7 times.
 func (b *Backend) Stats() (api.Stats, error) {
 	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 5},

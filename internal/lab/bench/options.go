@@ -22,9 +22,10 @@ type Options struct {
 	LossTolerance float64       `json:"loss_tolerance_pct"` // PDR
 	Precision     float64       `json:"precision"`
 	MaxIterations int           `json:"max_iterations"`
-	Repeat        int           `json:"repeat,omitempty"` // datapath: BPF_PROG_RUN runs per figure
-	Cores         []int         `json:"cores,omitempty"`  // cps: sender core counts
-	Conns         []int         `json:"conns,omitempty"`  // cc: concurrent connections held
+	Repeat        int           `json:"repeat,omitempty"`   // datapath: BPF_PROG_RUN runs per figure
+	Services      []int         `json:"services,omitempty"` // apply: service counts
+	Cores         []int         `json:"cores,omitempty"`    // cps: sender core counts
+	Conns         []int         `json:"conns,omitempty"`    // cc: concurrent connections held
 	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes

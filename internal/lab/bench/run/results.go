@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
@@ -42,6 +43,8 @@ type Results struct {
 	conns.ConnResults
 	// Cost is the datapath scenario's per-packet cost table.
 	Cost *dpcost.Table `json:"datapath_cost,omitempty"`
+	// Apply is the apply scenario's table.
+	Apply *cfgscale.Table `json:"apply,omitempty"`
 }
 
 func newResults(scenario string, o bench.Options) *Results {
@@ -92,6 +95,11 @@ func (r *Results) writeCSV(w io.Writer) error {
 		return r.connReport().WriteCSV(w)
 	}
 	cw := csv.NewWriter(w)
+	if r.Apply != nil {
+		_ = cw.Write(cfgscale.CSVHeader)
+		_ = cw.WriteAll(r.Apply.CSVRows())
+		return cw.Error()
+	}
 	if r.Cost != nil {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 		_ = cw.Write(costHeader)
@@ -109,8 +117,14 @@ func (r *Results) writeCSV(w io.Writer) error {
 // counts add up, every search has its trials, every DUT ran. The CI smoke
 // run checks its results with it.
 func (r *Results) Check() error {
-	if r.Scenario == "datapath" {
+	switch r.Scenario {
+	case "datapath":
 		return r.checkCost()
+	case "apply":
+		if r.Apply == nil {
+			return fmt.Errorf("no apply table")
+		}
+		return r.Apply.Check(r.Options.Services, true)
 	}
 	if slices.Contains(connScenarios, r.Scenario) {
 		return r.connReport().Check()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
@@ -20,7 +21,7 @@ import (
 
 // Scenarios are what `xlb bench` runs.
 var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath",
-	"cps", "cc", "throughput", "latency", "redis", "http", "synflood"}
+	"cps", "cc", "throughput", "latency", "redis", "http", "synflood", "apply"}
 
 // connScenarios are the scenarios of connections through the DUTs (the
 // XDP endpoints and real applications): their DUTs are xlb, nft,
@@ -29,6 +30,12 @@ var connScenarios = []string{"cps", "cc", "throughput", "latency", "redis", "htt
 
 // withDefaults fills in what the scenario's reference report uses.
 func withDefaults(o bench.Options, scenario string) bench.Options {
+	if scenario == "apply" {
+		o.DUTs = []string{"xlb", "nft"}
+		if len(o.Services) == 0 {
+			o.Services = []int{1000, 10000}
+		}
+	}
 	if scenario == "datapath" {
 		o.DUTs = []string{"xlb"} // the program itself, against XDP_TX
 		if o.Repeat == 0 {
@@ -101,6 +108,14 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 func validate(o bench.Options, scenario string) error {
 	if !slices.Contains(Scenarios, scenario) {
 		return fmt.Errorf("scenario %q: want one of %s", scenario, strings.Join(Scenarios, ", "))
+	}
+	if scenario == "apply" {
+		for _, n := range o.Services {
+			if n < 1 || n > 65536 {
+				return fmt.Errorf("apply: %d services: want 1 to 65536", n)
+			}
+		}
+		return nil
 	}
 	conn := slices.Contains(connScenarios, scenario)
 	for _, d := range o.DUTs {
@@ -190,7 +205,7 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 			}
 		}
 	}
-	if !conn && scenario != "datapath" {
+	if !conn && scenario != "datapath" && scenario != "apply" {
 		avail, err := datapath.MemAvailable()
 		if err != nil {
 			return nil, err
@@ -201,8 +216,11 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 	}
 	res := newResults(scenario, opts)
 	res.Notes = notes
-	if scenario == "datapath" {
+	switch scenario {
+	case "datapath":
 		return res, runDatapath(res, opts)
+	case "apply":
+		return res, runApply(ctx, res, opts)
 	}
 	env, err := bench.NewEnv(topo.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
 	if err != nil {
@@ -269,6 +287,26 @@ func runDatapath(res *Results, o bench.Options) error {
 	res.Cost = &table
 	res.DUTs["xlb"] = "xlb " + res.Revision + " (bpf/xlb.bpf.c)"
 	res.DUTs["xdp-tx"] = "bpf/bench/xdp_tx.bpf.c: the baseline"
+	res.Finished = time.Now()
+	return nil
+}
+
+// runApply measures how fast the daemon takes configurations of many
+// services, against nft loading the same services (cfgscale).
+func runApply(ctx context.Context, res *Results, o bench.Options) error {
+	progress := func(line string) {
+		if o.Progress != nil && !o.JSONProgress {
+			fmt.Fprintf(o.Progress, "[apply] %s\n", line)
+		}
+	}
+	lab := topo.Topology{Name: o.LabName, Net: o.LabNet, Reals: 3}
+	table, err := cfgscale.Measure(ctx, cfgscale.Options{Services: o.Services, Self: o.Self, Lab: lab}, progress)
+	res.Apply = table
+	if err != nil {
+		return err
+	}
+	res.DUTs["xlb"] = "xlb " + res.Revision + ": the daemon, through its API"
+	res.DUTs["nft"] = table.NftVersion + ": the same services as DNAT rules"
 	res.Finished = time.Now()
 	return nil
 }

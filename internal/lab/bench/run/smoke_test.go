@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
 	"github.com/xlb-dev/xlb/internal/labtest"
@@ -42,6 +43,7 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"rfc2544", bench.Options{Sizes: []int{64, 512}, MaxIterations: 2}, []string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
 		{"multiflow", bench.Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
 			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
+		{"apply", bench.Options{Services: []int{20, 40}}, []string{"## Configuration at scale", "| 20 | 60 | ", "| 40 | 120 | ", "one-service change with 40 services"}, nil},
 		{"datapath", bench.Options{Flows: []int{1000, 5000}, Repeat: 10000}, []string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
 		// the connection scenarios, XDP endpoints and real applications
 		{"cps", bench.Options{MaxIterations: 2}, []string{"## Connection rate", "| xlb | 1 |", "| nft | 1 |", "| xdp-fwd | 1 |"}, []string{"cps-per-dut"}},
@@ -98,6 +100,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 			switch {
 			case res.Cost != nil:
 				wantRows, header = len(res.Cost.Rows)+1, costHeader
+			case res.Apply != nil:
+				wantRows, header = len(res.Apply.CSVRows())+1, cfgscale.CSVHeader
 			case len(res.SynFlood) > 0:
 				wantRows, header = 1+1+len(res.SynFlood), conns.CSVHeader
 			case len(res.Apps) > 0:
