@@ -44,7 +44,9 @@ Exits 0 when the daemon answers (warnings or not), 1 when it does not.`,
 // writeStatus prints st as cilium status does: one line per part, the
 // warnings last.
 func writeStatus(w io.Writer, st api.Status) {
-	line := func(k, format string, a ...any) { fmt.Fprintf(w, "%-13s "+format+"\n", append([]any{k + ":"}, a...)...) }
+	line := func(k, format string, a ...any) {
+		fmt.Fprintf(w, "%-13s "+format+"\n", append([]any{k + ":"}, a...)...)
+	}
 	line("Daemon", "running, xlb %s, up %s (since %s)", st.Version, st.Uptime.String(), st.Started.Format("2006-01-02 15:04:05"))
 	line("Config", "%s, revision %d", st.ConfigPath, st.Revision)
 	line("Pins", "%s", st.PinPath)
