@@ -50,6 +50,7 @@
 #include "lib/synproxy.h"
 #include "lib/synproxy_frames.h"
 #include "lib/stages.h"
+#include "lib/drop_sample.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -386,5 +387,7 @@ int xlb_xdp(struct xdp_md *ctx)
 			verdict = nat_finish(ctx, &pkt, verdict);
 	}
 	stage_end(XLB_STAGE_SEND);
+	if (verdict == XDP_DROP && xlb_drop_listeners)
+		xlb_drop_sample(ctx);
 	return count_verdict(verdict);
 }

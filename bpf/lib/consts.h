@@ -107,6 +107,16 @@
 #define XLB_MAX_IPV6_EXTHDRS 4 /* IPv6 extension headers skipped at most */
 #endif
 
+#ifndef XLB_DROP_RING_BYTES
+#define XLB_DROP_RING_BYTES 262144 /* drop_samples ring, a power of 2 */
+#endif
+
+#ifndef XLB_DROP_SAMPLES_PER_SEC
+/* dropped frames one CPU samples per second at most, while someone
+ * listens: a flood of drops costs the listener, not the data path */
+#define XLB_DROP_SAMPLES_PER_SEC 1000
+#endif
+
 #ifndef XLB_NEIGH_RING_BYTES
 #define XLB_NEIGH_RING_BYTES 65536 /* neigh_requests ring, a power of 2 */
 #endif

@@ -198,9 +198,39 @@ struct {
 	__uint(max_entries, XLB_NEIGH_RING_BYTES);
 } neigh_requests SEC(".maps");
 
+/* Dropped frames sampled for a listener (struct drop_sample). Not
+ * pinned: a listener reads its own daemon's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XLB_DROP_RING_BYTES);
+} drop_samples SEC(".maps");
+
+/* Per CPU, while someone listens: the reason of the last drop counted,
+ * and the frames sampled in the current second. */
+struct drop_state {
+	__u64 second; /* bpf_ktime_get_ns() / NSEC_PER_SEC */
+	__u32 sampled;
+	__u32 reason; /* enum xlb_drop_reason */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct drop_state);
+} drop_states SEC(".maps");
+
+/* How many listen to drop_samples; the control plane sets it. 0: no
+ * drop is sampled, and a drop costs one more load than without the
+ * recorder. */
+volatile __u32 xlb_drop_listeners = 0;
+
 /* Keep types no map names in the object's BTF, for bpf2go (and so for
  * the Go side's checks against the C definitions). */
 const struct neigh_request *neigh_request_type __attribute__((unused));
+const struct drop_sample *drop_sample_type __attribute__((unused));
+const enum xlb_drop_sample_consts drop_sample_consts_type
+	__attribute__((unused));
 const enum xlb_drop_reason drop_reason_type __attribute__((unused));
 const enum xlb_event event_type __attribute__((unused));
 const enum xlb_ct_stat ct_stat_type __attribute__((unused));

@@ -7,14 +7,22 @@
 #include "maps.h"
 
 /* count_drop counts a drop by reason and returns XDP_DROP, so that drop
- * sites read "return count_drop(DROP_X);". */
+ * sites read "return count_drop(DROP_X);". While someone listens to the
+ * drop recorder, it keeps the reason for drop_sample (drop_sample.h). */
 static __always_inline int count_drop(enum xlb_drop_reason reason)
 {
 	__u32 key = reason;
 	__u64 *n = bpf_map_lookup_elem(&drop_stats, &key);
+	struct drop_state *st;
 
 	if (n)
 		*n += 1;
+	if (xlb_drop_listeners) {
+		key = 0;
+		st = bpf_map_lookup_elem(&drop_states, &key);
+		if (st)
+			st->reason = reason;
+	}
 	return XDP_DROP;
 }
 

@@ -384,4 +384,21 @@ struct neigh_request {
 	__u8 pad[3];
 };
 
+/* drop_samples record: a dropped frame, sampled while someone listens
+ * (xlb drops --follow). The control plane parses the headers. */
+enum xlb_drop_sample_consts {
+	XLB_DROP_SAMPLE_BYTES = 128, /* of the frame, from its start */
+};
+
+struct drop_sample {
+	__u64 ns;      /* bpf_ktime_get_ns() */
+	__u32 ifindex; /* the interface it came in by */
+	__u32 cpu;
+	__u32 len;    /* the frame's length, all its buffers */
+	__u16 caplen; /* bytes in data */
+	__u8 reason;  /* enum xlb_drop_reason */
+	__u8 pad;
+	__u8 data[XLB_DROP_SAMPLE_BYTES];
+};
+
 #endif /* XLB_SHARED_H */

@@ -166,5 +166,5 @@ func writeFindings(w io.Writer, findings []doctor.Finding) {
 			fmt.Fprintf(w, "%-8s fix: %s\n", "", f.Fix)
 		}
 	}
-	fmt.Fprintf(w, "\n%d problems, %d warnings, %d checks ok\n", count[doctor.Problem], count[doctor.Warning], count[doctor.OK])
+	fmt.Fprintf(w, "\n%d problems, %d warnings, %d checks ok, %d could not tell\n", count[doctor.Problem], count[doctor.Warning], count[doctor.OK], count[doctor.Unknown])
 }

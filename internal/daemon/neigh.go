@@ -113,6 +113,11 @@ func (d *Daemon) checkNextHops(want *config.Desired) []string {
 	reasons := unresolvedOf(d.neigh.lookup.NextHops(realAddrs(want)))
 	d.neigh.mu.Lock()
 	d.neigh.gen++
+	for a, why := range reasons {
+		if _, was := d.neigh.reasons[a]; !was {
+			d.log.Warn("real next hop unresolved: no new connections until it resolves", "real", a.String(), "reason", why)
+		}
+	}
 	d.neigh.reasons = reasons
 	d.neigh.mu.Unlock()
 	if err := d.dp.SetUnresolved(addrSet(reasons)); err != nil {

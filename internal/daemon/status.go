@@ -11,7 +11,7 @@ import (
 // own start and keeps what they find for xlb status.
 func (d *Daemon) checkHost() {
 	for _, f := range append(doctor.Forwarding(), doctor.PinPath(d.opts.PinPath)) {
-		if f.Severity == doctor.OK {
+		if f.Severity == doctor.OK || f.Severity == doctor.Unknown {
 			continue
 		}
 		msg := f.What

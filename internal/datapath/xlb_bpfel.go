@@ -120,6 +120,25 @@ const (
 	xlbCtStateCT_STATE_MAX   xlbCtState = 5
 )
 
+type xlbDropSample struct {
+	_       structs.HostLayout
+	Ns      uint64
+	Ifindex uint32
+	Cpu     uint32
+	Len     uint32
+	Caplen  uint16
+	Reason  uint8
+	Pad     uint8
+	Data    [128]uint8
+}
+
+type xlbDropState struct {
+	_       structs.HostLayout
+	Second  uint64
+	Sampled uint32
+	Reason  uint32
+}
+
 type xlbEarlyData struct {
 	_     structs.HostLayout
 	Seq   uint32
@@ -338,6 +357,12 @@ const (
 	xlbXlbDropReasonDROP_REASON_MAX        xlbXlbDropReason = 25
 )
 
+type xlbXlbDropSampleConsts uint32
+
+const (
+	xlbXlbDropSampleConstsXLB_DROP_SAMPLE_BYTES xlbXlbDropSampleConsts = 128
+)
+
 type xlbXlbEvent uint32
 
 const (
@@ -405,60 +430,65 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	xlbMapCsumScratch      = "csum_scratch"
-	xlbMapCt4              = "ct4"
-	xlbMapCt6              = "ct6"
-	xlbMapCtScratch        = "ct_scratch"
-	xlbMapCtStats          = "ct_stats"
-	xlbMapDropStats        = "drop_stats"
-	xlbMapEarlyScratch     = "early_scratch"
-	xlbMapEventStats       = "event_stats"
-	xlbMapFibCache         = "fib_cache"
-	xlbMapIcmpBudgets      = "icmp_budgets"
-	xlbMapLaddrNoLport     = "laddr_no_lport"
-	xlbMapLaddrs           = "laddrs"
-	xlbMapLocalAddrFilter  = "local_addr_filter"
-	xlbMapLocalAddrs       = "local_addrs"
-	xlbMapLportCursors     = "lport_cursors"
-	xlbMapNeighRequests    = "neigh_requests"
-	xlbMapPersist          = "persist"
-	xlbMapRealNexthops     = "real_nexthops"
-	xlbMapRealStats        = "real_stats"
-	xlbMapReals            = "reals"
-	xlbMapSchedCursors     = "sched_cursors"
-	xlbMapSchedTables      = "sched_tables"
-	xlbMapServices         = "services"
-	xlbMapSvcNoLport       = "svc_no_lport"
-	xlbMapSvcStats         = "svc_stats"
-	xlbMapSvcVips          = "svc_vips"
-	xlbMapSynproxyEarly    = "synproxy_early"
-	xlbMapTcpEdits         = "tcp_edits"
-	xlbMapTxPorts          = "tx_ports"
-	xlbMapVerdictStats     = "verdict_stats"
-	xlbProgXlbXdp          = "xlb_xdp"
-	xlbVarAddrFilterType   = "addr_filter_type"
-	xlbVarAddrFlagsType    = "addr_flags_type"
-	xlbVarCtConstsType     = "ct_consts_type"
-	xlbVarCtFlagsType      = "ct_flags_type"
-	xlbVarCtHdrStateType   = "ct_hdr_state_type"
-	xlbVarCtStatType       = "ct_stat_type"
-	xlbVarCtStateType      = "ct_state_type"
-	xlbVarDropReasonType   = "drop_reason_type"
-	xlbVarEventType        = "event_type"
-	xlbVarFamilyType       = "family_type"
-	xlbVarNeighRequestType = "neigh_request_type"
-	xlbVarRealFlagsType    = "real_flags_type"
-	xlbVarSchedType        = "sched_type"
-	xlbVarStageType        = "stage_type"
-	xlbVarSvcFlagsType     = "svc_flags_type"
-	xlbVarXlbCfg           = "xlb_cfg"
-	xlbVarXlbFrags         = "xlb_frags"
-	xlbVarXlbStageClock    = "xlb_stage_clock"
-	xlbVarXlbStageNs       = "xlb_stage_ns"
-	xlbVarXlbSvcTimeouts   = "xlb_svc_timeouts"
-	xlbVarXlbSyncookies    = "xlb_syncookies"
-	xlbVarXlbTimeStages    = "xlb_time_stages"
-	xlbVarXlbXdpBytes      = "xlb_xdp_bytes"
+	xlbMapCsumScratch          = "csum_scratch"
+	xlbMapCt4                  = "ct4"
+	xlbMapCt6                  = "ct6"
+	xlbMapCtScratch            = "ct_scratch"
+	xlbMapCtStats              = "ct_stats"
+	xlbMapDropSamples          = "drop_samples"
+	xlbMapDropStates           = "drop_states"
+	xlbMapDropStats            = "drop_stats"
+	xlbMapEarlyScratch         = "early_scratch"
+	xlbMapEventStats           = "event_stats"
+	xlbMapFibCache             = "fib_cache"
+	xlbMapIcmpBudgets          = "icmp_budgets"
+	xlbMapLaddrNoLport         = "laddr_no_lport"
+	xlbMapLaddrs               = "laddrs"
+	xlbMapLocalAddrFilter      = "local_addr_filter"
+	xlbMapLocalAddrs           = "local_addrs"
+	xlbMapLportCursors         = "lport_cursors"
+	xlbMapNeighRequests        = "neigh_requests"
+	xlbMapPersist              = "persist"
+	xlbMapRealNexthops         = "real_nexthops"
+	xlbMapRealStats            = "real_stats"
+	xlbMapReals                = "reals"
+	xlbMapSchedCursors         = "sched_cursors"
+	xlbMapSchedTables          = "sched_tables"
+	xlbMapServices             = "services"
+	xlbMapSvcNoLport           = "svc_no_lport"
+	xlbMapSvcStats             = "svc_stats"
+	xlbMapSvcVips              = "svc_vips"
+	xlbMapSynproxyEarly        = "synproxy_early"
+	xlbMapTcpEdits             = "tcp_edits"
+	xlbMapTxPorts              = "tx_ports"
+	xlbMapVerdictStats         = "verdict_stats"
+	xlbProgXlbXdp              = "xlb_xdp"
+	xlbVarAddrFilterType       = "addr_filter_type"
+	xlbVarAddrFlagsType        = "addr_flags_type"
+	xlbVarCtConstsType         = "ct_consts_type"
+	xlbVarCtFlagsType          = "ct_flags_type"
+	xlbVarCtHdrStateType       = "ct_hdr_state_type"
+	xlbVarCtStatType           = "ct_stat_type"
+	xlbVarCtStateType          = "ct_state_type"
+	xlbVarDropReasonType       = "drop_reason_type"
+	xlbVarDropSampleConstsType = "drop_sample_consts_type"
+	xlbVarDropSampleType       = "drop_sample_type"
+	xlbVarEventType            = "event_type"
+	xlbVarFamilyType           = "family_type"
+	xlbVarNeighRequestType     = "neigh_request_type"
+	xlbVarRealFlagsType        = "real_flags_type"
+	xlbVarSchedType            = "sched_type"
+	xlbVarStageType            = "stage_type"
+	xlbVarSvcFlagsType         = "svc_flags_type"
+	xlbVarXlbCfg               = "xlb_cfg"
+	xlbVarXlbDropListeners     = "xlb_drop_listeners"
+	xlbVarXlbFrags             = "xlb_frags"
+	xlbVarXlbStageClock        = "xlb_stage_clock"
+	xlbVarXlbStageNs           = "xlb_stage_ns"
+	xlbVarXlbSvcTimeouts       = "xlb_svc_timeouts"
+	xlbVarXlbSyncookies        = "xlb_syncookies"
+	xlbVarXlbTimeStages        = "xlb_time_stages"
+	xlbVarXlbXdpBytes          = "xlb_xdp_bytes"
 )
 
 // loadXlb returns the embedded CollectionSpec for xlb.
@@ -515,6 +545,8 @@ type xlbMapSpecs struct {
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
 	CtScratch       *ebpf.MapSpec `ebpf:"ct_scratch"`
 	CtStats         *ebpf.MapSpec `ebpf:"ct_stats"`
+	DropSamples     *ebpf.MapSpec `ebpf:"drop_samples"`
+	DropStates      *ebpf.MapSpec `ebpf:"drop_states"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
 	EarlyScratch    *ebpf.MapSpec `ebpf:"early_scratch"`
 	EventStats      *ebpf.MapSpec `ebpf:"event_stats"`
@@ -546,29 +578,32 @@ type xlbMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbVariableSpecs struct {
-	AddrFilterType   *ebpf.VariableSpec `ebpf:"addr_filter_type"`
-	AddrFlagsType    *ebpf.VariableSpec `ebpf:"addr_flags_type"`
-	CtConstsType     *ebpf.VariableSpec `ebpf:"ct_consts_type"`
-	CtFlagsType      *ebpf.VariableSpec `ebpf:"ct_flags_type"`
-	CtHdrStateType   *ebpf.VariableSpec `ebpf:"ct_hdr_state_type"`
-	CtStatType       *ebpf.VariableSpec `ebpf:"ct_stat_type"`
-	CtStateType      *ebpf.VariableSpec `ebpf:"ct_state_type"`
-	DropReasonType   *ebpf.VariableSpec `ebpf:"drop_reason_type"`
-	EventType        *ebpf.VariableSpec `ebpf:"event_type"`
-	FamilyType       *ebpf.VariableSpec `ebpf:"family_type"`
-	NeighRequestType *ebpf.VariableSpec `ebpf:"neigh_request_type"`
-	RealFlagsType    *ebpf.VariableSpec `ebpf:"real_flags_type"`
-	SchedType        *ebpf.VariableSpec `ebpf:"sched_type"`
-	StageType        *ebpf.VariableSpec `ebpf:"stage_type"`
-	SvcFlagsType     *ebpf.VariableSpec `ebpf:"svc_flags_type"`
-	XlbCfg           *ebpf.VariableSpec `ebpf:"xlb_cfg"`
-	XlbFrags         *ebpf.VariableSpec `ebpf:"xlb_frags"`
-	XlbStageClock    *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
-	XlbStageNs       *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
-	XlbSvcTimeouts   *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
-	XlbSyncookies    *ebpf.VariableSpec `ebpf:"xlb_syncookies"`
-	XlbTimeStages    *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
-	XlbXdpBytes      *ebpf.VariableSpec `ebpf:"xlb_xdp_bytes"`
+	AddrFilterType       *ebpf.VariableSpec `ebpf:"addr_filter_type"`
+	AddrFlagsType        *ebpf.VariableSpec `ebpf:"addr_flags_type"`
+	CtConstsType         *ebpf.VariableSpec `ebpf:"ct_consts_type"`
+	CtFlagsType          *ebpf.VariableSpec `ebpf:"ct_flags_type"`
+	CtHdrStateType       *ebpf.VariableSpec `ebpf:"ct_hdr_state_type"`
+	CtStatType           *ebpf.VariableSpec `ebpf:"ct_stat_type"`
+	CtStateType          *ebpf.VariableSpec `ebpf:"ct_state_type"`
+	DropReasonType       *ebpf.VariableSpec `ebpf:"drop_reason_type"`
+	DropSampleConstsType *ebpf.VariableSpec `ebpf:"drop_sample_consts_type"`
+	DropSampleType       *ebpf.VariableSpec `ebpf:"drop_sample_type"`
+	EventType            *ebpf.VariableSpec `ebpf:"event_type"`
+	FamilyType           *ebpf.VariableSpec `ebpf:"family_type"`
+	NeighRequestType     *ebpf.VariableSpec `ebpf:"neigh_request_type"`
+	RealFlagsType        *ebpf.VariableSpec `ebpf:"real_flags_type"`
+	SchedType            *ebpf.VariableSpec `ebpf:"sched_type"`
+	StageType            *ebpf.VariableSpec `ebpf:"stage_type"`
+	SvcFlagsType         *ebpf.VariableSpec `ebpf:"svc_flags_type"`
+	XlbCfg               *ebpf.VariableSpec `ebpf:"xlb_cfg"`
+	XlbDropListeners     *ebpf.VariableSpec `ebpf:"xlb_drop_listeners"`
+	XlbFrags             *ebpf.VariableSpec `ebpf:"xlb_frags"`
+	XlbStageClock        *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
+	XlbStageNs           *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
+	XlbSvcTimeouts       *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
+	XlbSyncookies        *ebpf.VariableSpec `ebpf:"xlb_syncookies"`
+	XlbTimeStages        *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
+	XlbXdpBytes          *ebpf.VariableSpec `ebpf:"xlb_xdp_bytes"`
 }
 
 // xlbObjects contains all objects after they have been loaded into the kernel.
@@ -596,6 +631,8 @@ type xlbMaps struct {
 	Ct6             *ebpf.Map `ebpf:"ct6"`
 	CtScratch       *ebpf.Map `ebpf:"ct_scratch"`
 	CtStats         *ebpf.Map `ebpf:"ct_stats"`
+	DropSamples     *ebpf.Map `ebpf:"drop_samples"`
+	DropStates      *ebpf.Map `ebpf:"drop_states"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
 	EarlyScratch    *ebpf.Map `ebpf:"early_scratch"`
 	EventStats      *ebpf.Map `ebpf:"event_stats"`
@@ -630,6 +667,8 @@ func (m *xlbMaps) Close() error {
 		m.Ct6,
 		m.CtScratch,
 		m.CtStats,
+		m.DropSamples,
+		m.DropStates,
 		m.DropStats,
 		m.EarlyScratch,
 		m.EventStats,
@@ -662,29 +701,32 @@ func (m *xlbMaps) Close() error {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbVariables struct {
-	AddrFilterType   *ebpf.Variable `ebpf:"addr_filter_type"`
-	AddrFlagsType    *ebpf.Variable `ebpf:"addr_flags_type"`
-	CtConstsType     *ebpf.Variable `ebpf:"ct_consts_type"`
-	CtFlagsType      *ebpf.Variable `ebpf:"ct_flags_type"`
-	CtHdrStateType   *ebpf.Variable `ebpf:"ct_hdr_state_type"`
-	CtStatType       *ebpf.Variable `ebpf:"ct_stat_type"`
-	CtStateType      *ebpf.Variable `ebpf:"ct_state_type"`
-	DropReasonType   *ebpf.Variable `ebpf:"drop_reason_type"`
-	EventType        *ebpf.Variable `ebpf:"event_type"`
-	FamilyType       *ebpf.Variable `ebpf:"family_type"`
-	NeighRequestType *ebpf.Variable `ebpf:"neigh_request_type"`
-	RealFlagsType    *ebpf.Variable `ebpf:"real_flags_type"`
-	SchedType        *ebpf.Variable `ebpf:"sched_type"`
-	StageType        *ebpf.Variable `ebpf:"stage_type"`
-	SvcFlagsType     *ebpf.Variable `ebpf:"svc_flags_type"`
-	XlbCfg           *ebpf.Variable `ebpf:"xlb_cfg"`
-	XlbFrags         *ebpf.Variable `ebpf:"xlb_frags"`
-	XlbStageClock    *ebpf.Variable `ebpf:"xlb_stage_clock"`
-	XlbStageNs       *ebpf.Variable `ebpf:"xlb_stage_ns"`
-	XlbSvcTimeouts   *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
-	XlbSyncookies    *ebpf.Variable `ebpf:"xlb_syncookies"`
-	XlbTimeStages    *ebpf.Variable `ebpf:"xlb_time_stages"`
-	XlbXdpBytes      *ebpf.Variable `ebpf:"xlb_xdp_bytes"`
+	AddrFilterType       *ebpf.Variable `ebpf:"addr_filter_type"`
+	AddrFlagsType        *ebpf.Variable `ebpf:"addr_flags_type"`
+	CtConstsType         *ebpf.Variable `ebpf:"ct_consts_type"`
+	CtFlagsType          *ebpf.Variable `ebpf:"ct_flags_type"`
+	CtHdrStateType       *ebpf.Variable `ebpf:"ct_hdr_state_type"`
+	CtStatType           *ebpf.Variable `ebpf:"ct_stat_type"`
+	CtStateType          *ebpf.Variable `ebpf:"ct_state_type"`
+	DropReasonType       *ebpf.Variable `ebpf:"drop_reason_type"`
+	DropSampleConstsType *ebpf.Variable `ebpf:"drop_sample_consts_type"`
+	DropSampleType       *ebpf.Variable `ebpf:"drop_sample_type"`
+	EventType            *ebpf.Variable `ebpf:"event_type"`
+	FamilyType           *ebpf.Variable `ebpf:"family_type"`
+	NeighRequestType     *ebpf.Variable `ebpf:"neigh_request_type"`
+	RealFlagsType        *ebpf.Variable `ebpf:"real_flags_type"`
+	SchedType            *ebpf.Variable `ebpf:"sched_type"`
+	StageType            *ebpf.Variable `ebpf:"stage_type"`
+	SvcFlagsType         *ebpf.Variable `ebpf:"svc_flags_type"`
+	XlbCfg               *ebpf.Variable `ebpf:"xlb_cfg"`
+	XlbDropListeners     *ebpf.Variable `ebpf:"xlb_drop_listeners"`
+	XlbFrags             *ebpf.Variable `ebpf:"xlb_frags"`
+	XlbStageClock        *ebpf.Variable `ebpf:"xlb_stage_clock"`
+	XlbStageNs           *ebpf.Variable `ebpf:"xlb_stage_ns"`
+	XlbSvcTimeouts       *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
+	XlbSyncookies        *ebpf.Variable `ebpf:"xlb_syncookies"`
+	XlbTimeStages        *ebpf.Variable `ebpf:"xlb_time_stages"`
+	XlbXdpBytes          *ebpf.Variable `ebpf:"xlb_xdp_bytes"`
 }
 
 // xlbPrograms contains all programs after they have been loaded into the kernel.

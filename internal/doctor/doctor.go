@@ -19,6 +19,7 @@ type Severity string
 
 const (
 	OK      Severity = "ok"
+	Unknown Severity = "unknown" // the check could not tell
 	Warning Severity = "warning" // works, but not as the operator expects
 	Problem Severity = "problem" // some traffic is lost or refused
 )
@@ -50,7 +51,7 @@ func PinPath(pin string) Finding {
 	private, err := privateMount(pin, "/proc/self/ns/mnt", "/proc/1/ns/mnt", "/proc/1/root")
 	switch {
 	case err != nil:
-		f.Severity, f.What = Warning, fmt.Sprintf("cannot tell whether the pin path %s is on the host's bpffs: %v", pin, err)
+		f.Severity, f.What = Unknown, fmt.Sprintf("cannot tell whether the pin path %s is on the host's bpffs: %v", pin, err)
 	case private:
 		f.Severity = Problem
 		f.What = fmt.Sprintf("the pin path %s is on a bpffs private to the daemon's mount namespace (as under `ip netns exec`, "+
@@ -101,7 +102,7 @@ func Forwarding() []Finding {
 		b, err := os.ReadFile(s.path)
 		switch v := strings.TrimSpace(string(b)); {
 		case err != nil:
-			f.Severity, f.What = Warning, fmt.Sprintf("cannot read %s: %v", s.name, err)
+			f.Severity, f.What = Unknown, fmt.Sprintf("cannot read %s: %v", s.name, err)
 		case v != "1":
 			f.Severity, f.What = Problem, fmt.Sprintf("%s is %s: the data path's FIB lookups answer \"forwarding disabled\" and it drops what it would forward", s.name, v)
 			f.Fix = fmt.Sprintf("sysctl -w %s=1, and in /etc/sysctl.d/ to keep it", s.name)

@@ -3,6 +3,7 @@
 package topo
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
 )
@@ -150,14 +152,17 @@ func (t Topology) Up() (err error) {
 		return err
 	}
 	if t.Bridge {
-		return t.bridge()
+		if err := t.bridge(); err != nil {
+			return err
+		}
+		return t.awaitLinkLocal()
 	}
 	for i := 1; i <= t.Reals; i++ {
 		if err := t.link(t.Real(i), "r0", fmt.Sprintf("l%d", i), 10+i, t.RealAddr(i), t.RealAddr6(i)); err != nil {
 			return err
 		}
 	}
-	return nil
+	return t.awaitLinkLocal()
 }
 
 // link joins a node to the balancer over subnet c: node end nodeIf with
@@ -291,4 +296,27 @@ func (t Topology) Down() error {
 // /sys of its own: maps a daemon pins there would vanish with it.
 func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
 	return exec.Command("nsenter", append([]string{"--net=" + netns.Path(ns), "--", name}, args...)...)
+}
+
+// awaitLinkLocal waits, at most 5 s, until the balancer's IPv6 addresses
+// are no longer tentative, as a host's network-online target does before
+// services start: until its link-local address has passed duplicate
+// address detection (1 to 2 s after the link came up), the kernel sends
+// no neighbour solicitation from an interface, so no IPv6 real could be
+// resolved.
+func (t Topology) awaitLinkLocal() error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out, err := exec.Command("ip", "-n", t.LB(), "-6", "addr", "show", "tentative").Output()
+		if err != nil {
+			return fmt.Errorf("addresses of %s: %w", t.LB(), err)
+		}
+		if len(bytes.TrimSpace(out)) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: IPv6 addresses still tentative after 5 s:\n%s", t.LB(), out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
