@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/api/apitest"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
@@ -59,6 +60,14 @@ func TestClientCommands(t *testing.T) {
 		{name: "top bad interval", args: []string{"top", "--interval", "1ms"}, wantUsage: true, wantOut: []string{"--interval 1ms: want 100ms to 1h"}},
 		{name: "stats watch", args: []string{"stats", "--watch", "--count", "1", "--interval", "100ms"}, wantOut: []string{"xlb stats, ",
 			"verdict", "total", "per second", "drop reason", "ip_truncated"}},
+		{name: "drops follow", args: []string{"drops", "--follow", "--count", "2"}, wantOut: []string{
+			"14:04:05.123456 cpu1 eth0 tcp_not_syn tcp 203.0.113.7:5000 -> 192.0.2.10:80 len 66",
+			"14:04:06.000000 cpu0 eth0 eth_truncated (no IP header in the sample) len 10"}},
+		{name: "drops follow one reason", args: []string{"drops", "-f", "--reason", "ip_truncated", "--count", "1"}, wantOut: []string{"ip_truncated udp"}},
+		{name: "drops follow a wrong reason", args: []string{"drops", "-f", "--reason", "nonsense"}, wantUsage: true,
+			wantOut: []string{`reason "nonsense" is not a drop reason`}},
+		{name: "drops counters", args: []string{"drops"}, wantOut: []string{"ip_truncated", "2"}},
+		{name: "drops count without follow", args: []string{"drops", "--count", "3"}, wantUsage: true},
 		{name: "conn list", args: []string{"conn", "list"}, wantOut: []string{"source", "destination/peer", "tcp idle 1s SYN_SENT 203.0.113.7:5000 192.0.2.10:80 198.51.100.1:8080 in"}},
 		{name: "add service", args: []string{"service", "add", "-u", "192.0.2.10:53", "-s", "sh", "-z", "198.51.100.254"},
 			check: func(b *apitest.Backend) bool {
@@ -104,6 +113,12 @@ func TestClientCommands(t *testing.T) {
 			b, sock := apitest.Serve(t, testConfig)
 			b.ConnEntries = []loadbalancer.ConnEntry{{Proto: loadbalancer.TCP, From: netip.MustParseAddrPort("203.0.113.7:5000"),
 				To: netip.MustParseAddrPort("192.0.2.10:80"), Peer: netip.MustParseAddrPort("198.51.100.1:8080"), Idle: time.Second}}
+			b.Drops = []api.Drop{
+				{Time: time.Date(2026, 11, 29, 14, 4, 5, 123456000, time.Local), CPU: 1, Interface: "eth0", Reason: "tcp_not_syn", Len: 66,
+					Proto: "tcp", Src: netip.MustParseAddrPort("203.0.113.7:5000"), Dst: netip.MustParseAddrPort("192.0.2.10:80")},
+				{Time: time.Date(2026, 11, 29, 14, 4, 6, 0, time.Local), Interface: "eth0", Reason: "eth_truncated", Len: 10},
+				{Time: time.Date(2026, 11, 29, 14, 4, 7, 0, time.Local), Interface: "eth0", Reason: "ip_truncated", Len: 74, Proto: "udp"},
+			}
 			before := b.Config()
 			out, err := run(append(tc.args, "--socket", sock)...)
 			var ue usageError

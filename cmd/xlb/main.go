@@ -92,6 +92,6 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
 		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
-		newListCmd(&g), newStatusCmd(&g), newDoctorCmd(&g), newTopCmd(), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g), newImportCmd(&g), newConfigCmd(&g))
+		newListCmd(&g), newStatusCmd(&g), newDoctorCmd(&g), newTopCmd(), newDropsCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g), newImportCmd(&g), newConfigCmd(&g))
 	return root
 }

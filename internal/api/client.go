@@ -233,3 +233,41 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	var st Status
 	return st, c.send(ctx, http.MethodGet, "/v1/status", nil, &st)
 }
+
+// FollowDrops calls fn for every drop the daemon streams until ctx ends,
+// the daemon ends the stream (count or seconds reached), or fn returns
+// false. query may hold reason, count and seconds.
+func (c *Client) FollowDrops(ctx context.Context, query url.Values, fn func(Drop) bool) error {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://xlb/v1/drops/follow?"+query.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	stream := *c.http
+	stream.Timeout = 0 // a stream lasts as long as it is followed
+	resp, err := stream.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("daemon at %s: %w", c.socket, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		var e Error
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+		}
+		return &StatusError{Status: resp.StatusCode, Message: e.Error}
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var d Drop
+		if err := dec.Decode(&d); err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("read drops: %w", err)
+		}
+		if !fn(d) {
+			return nil
+		}
+	}
+}

@@ -45,6 +45,7 @@ func Handler(b Backend, version string, log *slog.Logger) http.Handler {
 	mux.HandleFunc("DELETE /v1/services/{proto}/{vip}/{port}/laddrs/{addr}", s.delLaddr)
 	mux.HandleFunc("GET /v1/conns", s.listConns)
 	mux.HandleFunc("GET /v1/stats", s.getStats)
+	mux.HandleFunc("GET /v1/drops/follow", s.followDrops)
 	mux.HandleFunc("POST /v1/stats/zero", s.zeroCounters)
 	return mux
 }

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"context"
 	"net/netip"
 
 	"github.com/xlb-dev/xlb/internal/config"
@@ -35,6 +36,9 @@ type Backend interface {
 	ZeroCounters(k *loadbalancer.ServiceKey) error
 	// Daemon says what the daemon is: its start, files and interfaces.
 	Daemon() DaemonInfo
+	// FollowDrops calls fn for every drop the data path samples until
+	// ctx ends (the drop recorder is on while someone follows).
+	FollowDrops(ctx context.Context, fn func(Drop)) error
 }
 
 // Stats are the data path's global counters.

@@ -81,6 +81,7 @@ type Daemon struct {
 	hostWarnings []string // what the start found wrong with the host (status.go)
 
 	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
+	drops     dropFollowers   // the drop recorder's followers (drops.go)
 	neigh     neighbours      // keeps next hops resolved (neigh.go)
 	conntable connTableWatch  // the connection tables' occupancy (conntable.go)
 }

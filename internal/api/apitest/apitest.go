@@ -6,6 +6,7 @@
 package apitest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,6 +40,8 @@ type Backend struct {
 	ConnEntries []loadbalancer.ConnEntry
 	// Zeroed records the ZeroCounters calls: the service, or "all".
 	Zeroed []string
+	// Drops are what FollowDrops sends to every follower.
+	Drops []api.Drop
 }
 
 // NewBackend returns a backend holding the configuration yaml.
@@ -168,6 +171,15 @@ func (b *Backend) ZeroCounters(k *loadbalancer.ServiceKey) error {
 
 // Stats implements api.Backend: two ip_truncated drops, five XDP_TX, an
 // IPv4 connection table a quarter full and a local IP that ran out of
+// FollowDrops sends the backend's Drops, then waits for ctx.
+func (b *Backend) FollowDrops(ctx context.Context, fn func(api.Drop)) error {
+	for _, d := range b.Drops {
+		fn(d)
+	}
+	<-ctx.Done()
+	return nil
+}
+
 // Daemon is a daemon started an hour before the test began, on eth0 in
 // native mode.
 func (b *Backend) Daemon() api.DaemonInfo {
