@@ -65,10 +65,10 @@ func (d *Datapath) WatchDrops(ctx context.Context, fn func(DropSample)) error {
 		return fmt.Errorf("read drop_samples: %w", err)
 	}
 	defer rd.Close()
-	if err := d.objs.XlbDropListeners.Set(uint32(1)); err != nil {
-		return fmt.Errorf("turn the drop recorder on: %w", err)
+	if err := d.SetDropRecorder(true); err != nil {
+		return err
 	}
-	defer func() { _ = d.objs.XlbDropListeners.Set(uint32(0)) }()
+	defer func() { _ = d.SetDropRecorder(false) }()
 	boot := monotonicZero()
 	for ctx.Err() == nil {
 		rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
@@ -87,6 +87,20 @@ func (d *Datapath) WatchDrops(ctx context.Context, fn func(DropSample)) error {
 			return err
 		}
 		fn(s)
+	}
+	return nil
+}
+
+// SetDropRecorder turns the drop recorder on or off: on, dropped frames
+// are sampled into the ring WatchDrops reads (xlb bench datapath turns it
+// on without a reader, to measure what it costs).
+func (d *Datapath) SetDropRecorder(on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := d.objs.XlbDropListeners.Set(v); err != nil {
+		return fmt.Errorf("turn the drop recorder on (%v): %w", on, err)
 	}
 	return nil
 }

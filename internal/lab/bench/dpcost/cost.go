@@ -3,6 +3,7 @@
 package dpcost
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -26,7 +27,7 @@ const roundsPerFigure = 3
 type Options struct {
 	Conns  []int    // connection-table sizes (default 1k, 10k, 100k, 1M, 10M; 10M needs 2.1 GiB)
 	Repeat int      // runs per figure (default 1M)
-	Rows   []string // only these rows: pass, new, fwd, rev, partial (default all)
+	Rows   []string // only these rows: pass, new, fwd, rev, partial, drop (default all)
 	// Namespace names the network namespace the measurement builds
 	// (default xlbcost-PID); it is removed at the end.
 	Namespace string
@@ -44,6 +45,12 @@ type Row struct {
 	// whose TCP checksum is partial (a sender with checksum offload):
 	// its segment is summed whole
 	PartialNs float64 `json:"established_partial_csum_ns"`
+	// DropNs is an ACK of no connection, dropped (tcp_not_syn), nobody
+	// following drops; DropRecordedNs the same with the drop recorder
+	// on (xlb drops --follow), its budget of samples spent within the
+	// first 1000 packets of each second
+	DropNs         float64 `json:"drop_ns"`
+	DropRecordedNs float64 `json:"drop_recorded_ns"`
 	Ct4Bytes  uint64  `json:"ct4_bytes"` // the IPv4 table sized for Conns connections
 	// PutRefused counts the connections of the fill that found their
 	// probe full (the table is sized for Conns)
@@ -251,10 +258,21 @@ func measureKinds(o Options, n, size int, timed bool, tx *ebpf.Program, h *progb
 		{"fwd", &row.FwdNs, datapath.XDPRedirect, roundsPerFigure},
 		{"rev", &row.RevNs, datapath.XDPRedirect, roundsPerFigure},
 		{"partial", &row.PartialNs, datapath.XDPRedirect, roundsPerFigure},
+		{"drop", &row.DropNs, datapath.XDPDrop, roundsPerFigure},
+		{"drop-recorded", &row.DropRecordedNs, datapath.XDPDrop, roundsPerFigure},
 		{"new", &row.NewNs, datapath.XDPRedirect, roundsPerFigure},
 	} {
-		if !want(m.kind) {
+		if !want(strings.TrimSuffix(m.kind, "-recorded")) {
 			continue
+		}
+		kind := m.kind
+		if kind == "drop-recorded" {
+			// the recorder on, as while someone follows drops: a few
+			// samples, then the budget check alone
+			if err := e.dp.SetDropRecorder(true); err != nil {
+				return err
+			}
+			kind = "drop"
 		}
 		if timed {
 			if err := e.dp.ResetStages(); err != nil {
@@ -270,7 +288,10 @@ func measureKinds(o Options, n, size int, timed bool, tx *ebpf.Program, h *progb
 			row.NewStages = &st
 			continue
 		}
-		ns, v, err := measure(e.dp.Program(), e.run(n, o.Repeat, m.kind), m.rounds)
+		ns, v, err := measure(e.dp.Program(), e.run(n, o.Repeat, kind), m.rounds)
+		if kind != m.kind {
+			err = errors.Join(err, e.dp.SetDropRecorder(false))
+		}
 		if err != nil {
 			return err
 		}
@@ -291,11 +312,11 @@ func measureKinds(o Options, n, size int, timed bool, tx *ebpf.Program, h *progb
 func (t Table) Markdown() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "bare XDP_TX through the harness: %.1f ns/packet (alone, no harness: %.1f ns)\n\n", t.TxNs, t.TxAloneNs)
-	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | client->real, partial checksum (128 B frame) | IPv4 table for n connections | per connection | left out of the fill | client->real entries in their home pair | 128-byte pairs per client->real lookup |\n")
-	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	sb.WriteString("| connections | non-VIP pass | new connection | established client->real | client->real, first in 16 s | established real->client | client->real, partial checksum (128 B frame) | drop (tcp_not_syn) | drop, recorder on | IPv4 table for n connections | per connection | left out of the fill | client->real entries in their home pair | 128-byte pairs per client->real lookup |\n")
+	sb.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	r := func(ns float64) string { return fmt.Sprintf("%.1f ns (%.2fx)", ns, ns/t.TxNs) }
 	for _, row := range t.Rows {
-		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f B | %d | %.1f%% | %.2f |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs),
+		fmt.Fprintf(&sb, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %.1f MiB | %.0f B | %d | %.1f%% | %.2f |\n", row.Conns, r(row.PassNs), r(row.NewNs), r(row.FwdNs), r(row.FwdHoldNs), r(row.RevNs), r(row.PartialNs), r(row.DropNs), r(row.DropRecordedNs),
 			float64(row.Ct4Bytes)/(1<<20), float64(row.Ct4Bytes)/float64(row.Conns), row.PutRefused, 100*row.FwdHomePair, row.FwdPairs)
 	}
 	if len(t.Rows) > 0 && t.Rows[0].NewStages != nil {

@@ -88,7 +88,8 @@ func (e *env) flowConn(j, stride int) int {
 // run builds one row's harness run over the n connections of the
 // table: "pass" to another destination, "fwd" client -> VIP, "partial"
 // the same with a partial checksum, "rev" real -> local IP, "new" a
-// client never seen before on every run.
+// client never seen before on every run, "drop" an ACK of such a client
+// (no connection: dropped as tcp_not_syn).
 func (e *env) run(n, repeat int, kind string) progbench.Run {
 	flows, stride := measuredFlows(n)
 	r := progbench.Run{Repeat: repeat}
@@ -123,6 +124,10 @@ func (e *env) run(n, repeat int, kind string) progbench.Run {
 		r.Frame = tcpFrame(progns.ClientMAC, e.Client.HardwareAddr, client, dst, true)
 		r.AddrOffset, r.PortOffset = offSrc4, offSport
 		r.Sequential, r.SeqBase = true, netip.MustParseAddr("11.0.0.0")
+	case "drop":
+		r.Frame = tcpFrame(progns.ClientMAC, e.Client.HardwareAddr, client, dst, false)
+		r.AddrOffset, r.PortOffset = offSrc4, offSport
+		r.Sequential, r.SeqBase = true, netip.MustParseAddr("12.0.0.0")
 	}
 	return r
 }

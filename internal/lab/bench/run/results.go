@@ -88,7 +88,7 @@ func writeFile(path string, fill func(io.Writer) error) error {
 }
 
 // costHeader names results.csv's columns for the datapath scenario.
-var costHeader = []string{"conns", "xdp_tx_ns", "pass_ns", "new_ns", "established_fwd_ns", "established_first_ns", "established_rev_ns", "established_partial_csum_ns", "ct4_bytes"}
+var costHeader = []string{"conns", "xdp_tx_ns", "pass_ns", "new_ns", "established_fwd_ns", "established_first_ns", "established_rev_ns", "established_partial_csum_ns", "drop_ns", "drop_recorded_ns", "ct4_bytes"}
 
 func (r *Results) writeCSV(w io.Writer) error {
 	if slices.Contains(connScenarios, r.Scenario) {
@@ -105,7 +105,7 @@ func (r *Results) writeCSV(w io.Writer) error {
 		_ = cw.Write(costHeader)
 		for _, row := range r.Cost.Rows {
 			_ = cw.Write([]string{strconv.Itoa(row.Conns), f(r.Cost.TxNs), f(row.PassNs), f(row.NewNs), f(row.FwdNs),
-				f(row.FwdHoldNs), f(row.RevNs), f(row.PartialNs), strconv.FormatUint(row.Ct4Bytes, 10)})
+				f(row.FwdHoldNs), f(row.RevNs), f(row.PartialNs), f(row.DropNs), f(row.DropRecordedNs), strconv.FormatUint(row.Ct4Bytes, 10)})
 		}
 		cw.Flush()
 		return cw.Error()
@@ -145,7 +145,8 @@ func (r *Results) checkCost() error {
 		return fmt.Errorf("%d rows for %d table sizes", len(c.Rows), len(r.Options.Flows))
 	}
 	for _, row := range c.Rows {
-		if row.PassNs <= 0 || row.NewNs <= 0 || row.FwdNs <= 0 || row.RevNs <= 0 || row.PartialNs <= 0 || row.Ct4Bytes == 0 {
+		if row.PassNs <= 0 || row.NewNs <= 0 || row.FwdNs <= 0 || row.RevNs <= 0 || row.PartialNs <= 0 ||
+			row.DropNs <= 0 || row.DropRecordedNs <= 0 || row.Ct4Bytes == 0 {
 			return fmt.Errorf("%d connections: a figure is missing: %+v", row.Conns, row)
 		}
 	}
