@@ -51,7 +51,7 @@ type Row struct {
 	// first 1000 packets of each second
 	DropNs         float64 `json:"drop_ns"`
 	DropRecordedNs float64 `json:"drop_recorded_ns"`
-	Ct4Bytes  uint64  `json:"ct4_bytes"` // the IPv4 table sized for Conns connections
+	Ct4Bytes       uint64  `json:"ct4_bytes"` // the IPv4 table sized for Conns connections
 	// PutRefused counts the connections of the fill that found their
 	// probe full (the table is sized for Conns)
 	PutRefused int `json:"put_refused"`
