@@ -8,7 +8,7 @@ set -eu
 # clang 14.0.6 and `make check-generated` needs that major version (the
 # Makefile's BPF_CC). The bench lab's real clients and servers (xlb bench
 # latency, redis, http, throughput) come after the build tools.
-PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates
+PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates prometheus
 	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf"
 
 if [ "$(id -u)" -ne 0 ]; then

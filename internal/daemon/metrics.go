@@ -31,6 +31,7 @@ type collector struct {
 
 	svcPackets, svcBytes, svcConns               *prometheus.Desc
 	svcNoLport, localIPNoLport                   *prometheus.Desc
+	svcRealsTaking                               *prometheus.Desc
 	realPackets, realBytes, realConns            *prometheus.Desc
 	realActive, realInactive, realWeight         *prometheus.Desc
 	realUp                                       *prometheus.Desc
@@ -56,6 +57,8 @@ func newCollector(d counterSource) *collector {
 		svcPackets: desc("service_packets_total", "Packets of a service, direction in (client to real) or out.", dir(svcLabels)...),
 		svcBytes:   desc("service_bytes_total", "Bytes of a service by direction.", dir(svcLabels)...),
 		svcConns:   desc("service_connections_total", "Connections a service scheduled.", svcLabels...),
+		svcRealsTaking: desc("service_reals_taking_connections",
+			"Reals of a service that take new connections: up (or unchecked), next hop resolved, weight above 0. 0: its new connections are dropped (no_real).", svcLabels...),
 		svcNoLport: desc("service_no_lport_total",
 			"New connections of a service dropped as no_lport: every local port tried was held.", svcLabels...),
 		localIPNoLport: desc("local_ip_no_lport_total",
@@ -85,7 +88,7 @@ func newCollector(d counterSource) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.svcNoLport, c.localIPNoLport, c.realPackets, c.realBytes,
+	for _, d := range []*prometheus.Desc{c.svcPackets, c.svcBytes, c.svcConns, c.svcNoLport, c.svcRealsTaking, c.localIPNoLport, c.realPackets, c.realBytes,
 		c.realConns, c.realActive, c.realInactive, c.realWeight, c.realUp, c.realResolved, c.drops, c.verdicts, c.up, c.scrapeErrors,
 		c.redirectTxFailed, c.redirectErrors, c.icmpTooBig, c.events} {
 		ch <- d
@@ -113,6 +116,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.svcBytes, s.Stats.OutBytes, append(sl, "out")...)
 		counter(c.svcConns, s.Stats.Conns, sl...)
 		counter(c.svcNoLport, s.NoLport, sl...)
+		taking := 0
+		for _, r := range s.Reals {
+			if !r.Down && !r.Unresolved && r.Weight > 0 {
+				taking++
+			}
+		}
+		gauge(c.svcRealsTaking, float64(taking), sl...)
 		for _, r := range s.Reals {
 			rl := append(append([]string{}, sl...), r.Addr.String(), strconv.Itoa(int(r.Port)))
 			counter(c.realPackets, r.Stats.InPackets, append(rl, "in")...)

@@ -55,12 +55,15 @@ xlb_service_bytes_total{direction="out",port="80",protocol="tcp",vip="192.0.2.10
 # HELP xlb_service_connections_total Connections a service scheduled.
 # TYPE xlb_service_connections_total counter
 xlb_service_connections_total{port="80",protocol="tcp",vip="192.0.2.10"} 7
+# HELP xlb_service_reals_taking_connections Reals of a service that take new connections: up (or unchecked), next hop resolved, weight above 0. 0: its new connections are dropped (no_real).
+# TYPE xlb_service_reals_taking_connections gauge
+xlb_service_reals_taking_connections{port="80",protocol="tcp",vip="192.0.2.10"} 1
 # HELP xlb_up 1 when the daemon reads its data path.
 # TYPE xlb_up gauge
 xlb_up 1
 `
 	names := []string{"xlb_drops_total", "xlb_real_active_connections", "xlb_real_inactive_connections",
-		"xlb_service_bytes_total", "xlb_service_connections_total", "xlb_up"}
+		"xlb_service_bytes_total", "xlb_service_connections_total", "xlb_service_reals_taking_connections", "xlb_up"}
 	if err := testutil.CollectAndCompare(newCollector(fakeCounters{}), strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
