@@ -4,11 +4,13 @@
 # everything is there it does nothing over the network.
 set -eu
 
-# clang-14/llvm-14 by name: the committed BPF objects are built with Debian
+# prometheus for promtool (the alert rules' checks) and chromium for the
+# live page's browser test. clang-14/llvm-14 by name: the committed BPF
+# objects are built with Debian
 # clang 14.0.6 and `make check-generated` needs that major version (the
 # Makefile's BPF_CC). The bench lab's real clients and servers (xlb bench
 # latency, redis, http, throughput) come after the build tools.
-PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates prometheus
+PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates prometheus chromium
 	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf"
 
 if [ "$(id -u)" -ne 0 ]; then

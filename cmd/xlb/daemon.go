@@ -68,6 +68,7 @@ func newDaemonCmd() *cobra.Command {
 	f.StringVarP(&opts.ConfigPath, "config", "c", "", "configuration file (YAML)")
 	f.StringVar(&opts.Socket, "socket", opts.Socket, "API unix socket")
 	f.StringVar(&opts.MetricsAddr, "metrics", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9468 (off when empty)")
+	f.StringVar(&opts.WebAddr, "web", "", "serve the live page, read-only and without login, on this address, e.g. 127.0.0.1:9469 (off when empty)")
 	f.StringVar(&opts.Mode, "xdp-mode", "", "native or generic; overrides the file's xdp_mode")
 	f.StringVar(&opts.PinPath, "pin-path", opts.PinPath, `bpffs directory for the maps ("none" to not pin)`)
 	f.StringVar(&opts.APIReadGroup, "api-read-group", "",

@@ -37,6 +37,7 @@ type Options struct {
 	ConfigPath  string // YAML configuration (required)
 	Socket      string // API unix socket (default api.DefaultSocket)
 	MetricsAddr string // Prometheus address, e.g. 127.0.0.1:9468 ("" = off)
+	WebAddr     string // the live page's address, e.g. 127.0.0.1:9469 ("" = off)
 	PinPath     string // bpffs directory (default DefaultPinPath; "none" = no pinning)
 	Mode        string // native | generic; overrides the file's xdp_mode
 	// DropIncompatible replaces pinned maps of another layout (an
@@ -145,6 +146,13 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 		defer msrv.Close()
+	}
+	if opts.WebAddr != "" {
+		wsrv, err := d.serveWeb(opts.WebAddr)
+		if err != nil {
+			return err
+		}
+		defer wsrv.Close()
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/web"
 )
 
 // counterSource is where the collector reads: the daemon.
@@ -170,15 +171,27 @@ func (d *Daemon) serveMetrics(addr string) (*http.Server, error) {
 	reg.MustRegister(newCollector(d), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return d.serveTCP("metrics", addr, mux)
+}
+
+// serveWeb serves the live page on addr (web.go): read-only, no login,
+// so on a loopback or management address.
+func (d *Daemon) serveWeb(addr string) (*http.Server, error) {
+	return d.serveTCP("web page", addr, web.Handler(api.Handler(d, d.opts.Version, d.log)))
+}
+
+// serveTCP serves h on the TCP address addr until the server is closed.
+func (d *Daemon) serveTCP(what, addr string, h http.Handler) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("metrics address %s: %w", addr, err)
+		return nil, &ConfigError{fmt.Errorf("%s address %s: %w", what, addr, err)}
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.log.Error("metrics server", "err", err)
+			d.log.Error(what+" server", "err", err)
 		}
 	}()
+	d.log.Info("serving the "+what, "address", ln.Addr().String())
 	return srv, nil
 }

@@ -57,8 +57,9 @@ func startLab(t *testing.T, ctx context.Context, reals int, scheduler string) (T
 }
 
 // startLabWith brings topo up with its servers and the daemon running
-// config, and returns the servers (a test may stop one) and the daemon.
-func startLabWith(t *testing.T, ctx context.Context, topo Topology, config string) (Servers, *Daemon) {
+// config (with the daemon's extra flags), and returns the servers (a
+// test may stop one) and the daemon.
+func startLabWith(t *testing.T, ctx context.Context, topo Topology, config string, extra ...string) (Servers, *Daemon) {
 	t.Helper()
 	if err := topo.Up(); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func startLabWith(t *testing.T, ctx context.Context, topo Topology, config strin
 	if err := topo.WriteConfig(config); err != nil {
 		t.Fatal(err)
 	}
-	d, err := topo.StartDaemon(ctx, xlbBinary)
+	d, err := topo.StartDaemon(ctx, xlbBinary, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
