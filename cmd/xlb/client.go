@@ -52,9 +52,9 @@ func (s *serviceFlag) parse() (string, netip.AddrPort, error) {
 	case s.tcp == "":
 		return "", netip.AddrPort{}, usageError{fmt.Errorf("which service? give -t VIP:PORT or -u VIP:PORT")}
 	}
-	ap, err := netip.ParseAddrPort(v)
+	ap, err := parseAddrPort("service", v)
 	if err != nil {
-		return "", netip.AddrPort{}, usageError{fmt.Errorf("service %q: want VIP:PORT ([IPv6]:PORT for IPv6)", v)}
+		return "", netip.AddrPort{}, usageError{err}
 	}
 	return proto, ap, nil
 }

@@ -131,13 +131,14 @@ func parseReal(s string) (netip.AddrPort, error) {
 	if s == "" {
 		return netip.AddrPort{}, usageError{fmt.Errorf("which real? give -r ADDRESS:PORT")}
 	}
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap, nil
-	}
 	if a, err := netip.ParseAddr(s); err == nil {
 		return netip.AddrPortFrom(a, 0), nil
 	}
-	return netip.AddrPort{}, usageError{fmt.Errorf("real %q: want ADDRESS:PORT ([IPv6]:PORT for IPv6)", s)}
+	ap, err := parseAddrPort("real", s)
+	if err != nil {
+		return netip.AddrPort{}, usageError{err}
+	}
+	return ap, nil
 }
 
 func newLaddrCmd(g *globalFlags) *cobra.Command {

@@ -130,14 +130,16 @@ func (ch *checker) hostAddrs(svcs []Service, owns func(netip.Addr) bool) {
 		return m
 	}
 	for i, s := range svcs {
-		if a, err := netip.ParseAddr(s.VIP); err == nil && !s.HostAddress && mine(a) {
+		// a VIP refused as unusable (loopback, ...) gets no hint that
+		// host_address would let it through: nothing would
+		if a, err := netip.ParseAddr(s.VIP); err == nil && !s.HostAddress && unusable(a, roleVIP) == "" && mine(a) {
 			ch.kindf(ErrHostAddress, fmt.Sprintf("services[%d].vip", i),
 				"%s is an address this host already has: the service would take the host's own traffic to it "+
 					"(a port-0 service all of it, SSH included); set host_address: true on the service if that is meant", a)
 		}
 		for j, l := range s.LocalIPs {
 			for _, a := range localIPAddrs(l) {
-				if mine(a) {
+				if unusable(a, roleLocalIP) == "" && mine(a) {
 					ch.kindf(ErrHostAddress, fmt.Sprintf("services[%d].local_ips[%d]", i, j),
 						"%s is an address this host already has: its own connections from it would take ports "+
 							"xlb gives its connections, and the replies would reach only one of them; use addresses only xlb uses", a)

@@ -9,9 +9,7 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -221,7 +219,7 @@ func Parse(data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("parse configuration: the document is empty")
 		}
-		return nil, fmt.Errorf("parse configuration: %w", plainYAMLError(err))
+		return nil, fmt.Errorf("parse configuration: %w", plainYAMLError(data, err))
 	}
 	if reflect.DeepEqual(c, Config{}) {
 		return nil, errors.New("parse configuration: the document is empty")
@@ -235,30 +233,6 @@ func Parse(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("parse configuration: line %d: a second YAML document; want one", next.Line)
 	}
 	return &c, nil
-}
-
-// yamlField matches yaml.v3's unknown-key message.
-var yamlField = regexp.MustCompile(`field (\S+) not found in type config\.(\w+)`)
-
-// yamlWhere says where in the file each type of the configuration is.
-var yamlWhere = map[string]string{"Config": "at the top level", "Service": "in a service", "Real": "in a real", "Timeouts": "in timeouts", "ConnTable": "in conn_table",
-	"HealthCheck": "in a health_check", "ExecChecks": "in exec_checks"}
-
-// plainYAMLError words yaml.v3's list of decoding errors as one line per
-// problem in the file's terms: "line 6: unknown key "colour" in a service".
-func plainYAMLError(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	lines := make([]string, len(te.Errors))
-	for i, e := range te.Errors {
-		lines[i] = yamlField.ReplaceAllStringFunc(e, func(m string) string {
-			sub := yamlField.FindStringSubmatch(m)
-			return fmt.Sprintf("unknown key %q %s", sub[1], yamlWhere[sub[2]])
-		})
-	}
-	return errors.New(strings.Join(lines, "; "))
 }
 
 // Marshal writes a configuration as YAML, indented by two spaces, that

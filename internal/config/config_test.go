@@ -54,15 +54,19 @@ func TestParse(t *testing.T) {
 		{"unknown real key", strings.Replace(valid, "port: 8080}", "port: 8080, wieght: 2}", 1), `unknown key "wieght" in a real`},
 		{"unknown timeouts key", valid + "timeouts: {tcp: 900, tcpfin: 120}\n", "line 13: field tcpfin not found"},
 		{"unknown conn_table key", valid + "conn_table: {ipv4: 1000, ip6: 1000}\n", `line 13: unknown key "ip6" in conn_table`},
-		{"wrong type", strings.Replace(valid, "port: 80\n", "port: eighty\n", 1), "cannot unmarshal !!str `eighty` into int"},
-		{"syntax error", "interfaces: [eth0\n", "parse configuration: yaml: line"},
-		{"bad indentation", "interfaces: [eth0]\n services: []\n", "parse configuration: yaml:"},
+		{"wrong type", strings.Replace(valid, "port: 80\n", "port: eighty\n", 1), `services[0].port (line 5): want a number, got "eighty"`},
+		{"wrong type in a real", strings.Replace(valid, "port: 8080}", "port: 8080, weight: heavy}", 1), `services[0].reals[1].weight (line 12): want a number, got "heavy"`},
+		{"a string for a list", strings.Replace(valid, "interfaces: [eth0, eth1]", "interfaces: eth0", 1), `interfaces (line 1): want a list, got "eth0"`},
+		{"a list for a string", strings.Replace(valid, "protocol: tcp", "protocol: [tcp]", 1), `services[0].protocol (line 6): want a string, got a list`},
+		{"a tab", "interfaces: [eth0]\nservices:\n\t- vip: 10.0.0.1\n", "line 3, column 1: a tab; YAML indents with spaces only"},
+		{"syntax error", "interfaces: [eth0\n", "parse configuration: line"},
+		{"bad indentation", "interfaces: [eth0]\n services: []\n", "parse configuration: line 1: did not find expected key"},
 		{"empty", "", "the document is empty"},
 		{"blank", " \n\n", "the document is empty"},
 		{"only comments", "# nothing yet\n", "the document is empty"},
 		{"null", "~\n", "the document is empty"},
 		{"two documents", valid + "---\ninterfaces: [eth2]\n", "a second YAML document"},
-		{"not a mapping", "- eth0\n", "cannot unmarshal !!seq"},
+		{"not a mapping", "- eth0\n", "want a mapping, got a list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.have))

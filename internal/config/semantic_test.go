@@ -107,6 +107,23 @@ func TestAddressIsVIP(t *testing.T) {
 	}
 }
 
+// TestLoopbackVIPGetsNoHostAddressHint: a loopback VIP the host owns is
+// refused as loopback, without the hint that host_address would let it
+// through (nothing would).
+func TestLoopbackVIPGetsNoHostAddressHint(t *testing.T) {
+	for _, vip := range []string{"127.0.0.1", `"::1"`} {
+		lip := "10.0.2.254"
+		if vip != "127.0.0.1" {
+			lip = `"fd00::254"`
+		}
+		have := fmt.Sprintf("interfaces: [lo]\nservices:\n  - {vip: %s, port: 80, protocol: tcp, local_ips: [%s]}\n", vip, lip)
+		err := desiredIn(t, have, Env{HostOwns: func(netip.Addr) bool { return true }})
+		if err == nil || !strings.Contains(err.Error(), "is a loopback address, which cannot be a VIP") || strings.Contains(err.Error(), "host_address") {
+			t.Errorf("VIP %s: %v; want it refused as loopback, without a host_address hint", vip, err)
+		}
+	}
+}
+
 // TestHostAddress: a VIP the host owns is refused unless its service
 // says host_address: true; addresses xlb added are not the host's (the
 // hook answers), and without a hook nothing is known.

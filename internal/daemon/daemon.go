@@ -279,6 +279,11 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	if err != nil {
 		return config.Changes{}, err
 	}
+	// an interface that is not there is named as such, before Move says
+	// that changing the interfaces takes a restart
+	if err := interfacesExist(want.Interfaces); err != nil {
+		return config.Changes{}, err
+	}
 	if err := d.addrs.add(hostAddrs(want)); err != nil {
 		return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
 	}

@@ -96,3 +96,23 @@ func TestXDPModeFlagLive(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyNamesAMissingInterface: an apply naming an interface this
+// host does not have is refused naming it as such; one naming another
+// interface that exists is refused because interfaces change only at a
+// restart.
+func TestApplyNamesAMissingInterface(t *testing.T) {
+	d := startDaemon(t, liveConfig(""), "")
+	cl := api.NewClient(d.sock)
+	for _, tc := range []struct{ iface, want string }{
+		{"xlbnosuch0", `interfaces[1]: "xlbnosuch0" is not an interface of this host`},
+		{"lo", "changing the attached interfaces needs a daemon restart"},
+	} {
+		doc := strings.Replace(liveConfig(""), "interfaces: ["+liveIf+"]", "interfaces: ["+liveIf+", "+tc.iface+"]", 1)
+		_, err := cl.Apply(context.Background(), []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("apply with interface %s: %v; want %q", tc.iface, err, tc.want)
+		}
+	}
+	d.stop(t)
+}
