@@ -76,6 +76,8 @@ func TestClientCommands(t *testing.T) {
 			wantOut: []string{`real "198.51.100.3:http": port "http" is not a number`}},
 		{name: "not an address", args: []string{"service", "del", "-t", "192.0.2.300:80"}, wantUsage: true,
 			wantOut: []string{`"192.0.2.300" is not an IP address`}},
+		{name: "config export", args: []string{"config", "export"}, wantOut: []string{"# xlb config export: the configuration in force, revision 1",
+			"interfaces:", "- eth0", "services:", "vip: 192.0.2.10", "address: 198.51.100.1"}},
 		{name: "conn list", args: []string{"conn", "list"}, wantOut: []string{"source", "destination/peer", "tcp idle 1s SYN_SENT 203.0.113.7:5000 192.0.2.10:80 198.51.100.1:8080 in"}},
 		{name: "add service", args: []string{"service", "add", "-u", "192.0.2.10:53", "-s", "sh", "-z", "198.51.100.254"},
 			check: func(b *apitest.Backend) bool {

@@ -16,7 +16,7 @@ import (
 
 func newConfigCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Work with configuration files"}
-	cmd.AddCommand(newConfigCheckCmd(g))
+	cmd.AddCommand(newConfigCheckCmd(g), newConfigExportCmd())
 	return cmd
 }
 
@@ -94,5 +94,37 @@ field), 1 FILE unreadable, 2 a wrong command line.`,
 		},
 	}
 	cmd.Flags().StringVar(&pinPath, "pin-path", pinPath, `bpffs directory of a daemon whose record of added addresses to read ("none": no daemon)`)
+	return cmd
+}
+
+// newConfigExportCmd is `xlb config export`: the configuration in force,
+// changes made through the API and the CLI included, as a YAML file the
+// daemon reads back as the same configuration.
+func newConfigExportCmd() *cobra.Command {
+	var c clientFlags
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Print the configuration in force as YAML (with the changes made through the API and the CLI)",
+		Long: `Prints the configuration the daemon runs, as YAML: the file it read plus
+every change made through the API or the CLI since. A reload (SIGHUP,
+systemctl reload) applies the file and drops such changes; writing the
+export over the file first keeps them:
+
+  xlb config export > /etc/xlb/xlb.yaml.new && mv /etc/xlb/xlb.yaml.new /etc/xlb/xlb.yaml`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, rev, err := c.client().ConfigRevision(cmd.Context())
+			if err != nil {
+				return daemonError(err)
+			}
+			b, err := config.Marshal(cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "# xlb config export: the configuration in force, revision %d\n%s", rev, b)
+			return nil
+		},
+	}
+	c.register(cmd)
 	return cmd
 }

@@ -11,10 +11,14 @@ import (
 
 // DaemonInfo is what the daemon says of itself (Backend.Daemon).
 type DaemonInfo struct {
-	Started    time.Time   `json:"started"`
-	ConfigPath string      `json:"config_path"`
-	PinPath    string      `json:"pin_path"`
-	Interfaces []Interface `json:"interfaces"`
+	Started    time.Time `json:"started"`
+	ConfigPath string    `json:"config_path"`
+	// FileRevision is the revision at which the file was last applied
+	// (the start, a reload): a later revision in force has changes the
+	// file does not, which a reload drops.
+	FileRevision uint64      `json:"file_revision"`
+	PinPath      string      `json:"pin_path"`
+	Interfaces   []Interface `json:"interfaces"`
 	// MultiBuffer: the program takes frames of several buffers (jumbo
 	// frames in native mode).
 	MultiBuffer bool `json:"multi_buffer"`
@@ -89,6 +93,10 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) {
 	_, rev := s.b.ConfigRevision()
 	st := StatusOf(s.b.Daemon(), svcs, stats, time.Now())
 	st.Version, st.Revision = s.version, rev
+	if info := st.DaemonInfo; info.FileRevision != 0 && rev != info.FileRevision {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("the configuration in force (revision %d) has changes made through the API or the CLI "+
+			"since %s was read (revision %d): a reload drops them; xlb config export > %s keeps them", rev, info.ConfigPath, info.FileRevision, info.ConfigPath))
+	}
 	writeJSON(w, http.StatusOK, st)
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -80,6 +81,9 @@ type Daemon struct {
 
 	started      time.Time
 	hostWarnings []string // what the start found wrong with the host (status.go)
+	// fileRevision is the revision at which the file was last applied
+	// (start, reload): a later one has changes the file does not.
+	fileRevision uint64
 
 	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
 	drops     dropFollowers   // the drop recorder's followers (drops.go)
@@ -208,15 +212,37 @@ func interfacesExist(names []string) error {
 	return nil
 }
 
-// reload re-reads the configuration file (SIGHUP) and applies it.
+// reload re-reads the configuration file (SIGHUP) and applies it. Changes
+// made through the API since the file was last read are dropped: it says
+// which.
 func (d *Daemon) reload() {
 	cfg, err := readConfig(d.opts.ConfigPath)
 	if err == nil {
-		_, _, err = d.Apply(cfg, 0)
+		err = d.reloadWith(cfg)
 	}
 	if err != nil {
 		d.log.Error("reload refused, configuration unchanged", "config", d.opts.ConfigPath, "err", err)
 	}
+}
+
+// reloadWith applies cfg, read from the file, and logs the live changes
+// it drops.
+func (d *Daemon) reloadWith(cfg *config.Config) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	live, since := d.rev.Current() != d.fileRevision, d.fileRevision
+	changes, err := d.apply(cfg)
+	if err != nil {
+		return err
+	}
+	d.fileRevision = d.rev.Current()
+	if live && !changes.Empty() {
+		d.log.Warn("reload: the file replaced a configuration changed through the API or the CLI since it was read "+
+			"(revision "+strconv.FormatUint(since, 10)+"): those changes are gone unless the file has them; "+
+			"xlb config export writes the configuration in force, to keep such changes in the file",
+			"config", d.opts.ConfigPath, "changes", changes.Brief(logChanges))
+	}
+	return nil
 }
 
 // readConfig reads and parses the configuration file. A file it cannot

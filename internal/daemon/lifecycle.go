@@ -94,6 +94,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		d.log.Info("configuration applied", "changes", changes.Brief(logChanges))
 	}
 	d.cfg, d.cur = cfg, want
+	d.fileRevision = d.rev.Current()
 	if err := d.attach(want); err != nil {
 		return err
 	}

@@ -116,3 +116,30 @@ func TestApplyNamesAMissingInterface(t *testing.T) {
 	}
 	d.stop(t)
 }
+
+// TestReloadSaysItDropsLiveEdits: a change made through the API makes the
+// status warn that a reload would drop it; the reload logs that it did.
+func TestReloadSaysItDropsLiveEdits(t *testing.T) {
+	d := startDaemon(t, liveConfig("", 10), "")
+	cl := api.NewClient(d.sock)
+	ctx := context.Background()
+	st, err := cl.Status(ctx)
+	if err != nil || len(st.Warnings) != 0 && strings.Contains(strings.Join(st.Warnings, "\n"), "a reload drops them") {
+		t.Fatalf("status before any edit: %v %v", st.Warnings, err)
+	}
+	w := 1
+	if _, err := cl.Change(ctx, "POST", api.ServicePath("tcp", "10.251.0.1", 80)+"/reals", config.Real{Address: "10.251.1.11", Port: 8080, Weight: &w}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = cl.Status(ctx)
+	if err != nil || !strings.Contains(strings.Join(st.Warnings, "\n"), "since "+d.cfgPath+" was read (revision 1): a reload drops them; xlb config export") {
+		t.Fatalf("status after an edit through the API: %q %v", st.Warnings, err)
+	}
+	if err := d.reload(t, liveConfig("", 10, 12), "10.251.1.12"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.log.String(), "reload: the file replaced a configuration changed through the API or the CLI since it was read (revision 1)") {
+		t.Errorf("the reload did not say it dropped the live edit:\n%s", d.log)
+	}
+	d.stop(t)
+}
