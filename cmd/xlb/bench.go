@@ -51,7 +51,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
                1-byte payloads, against nft and xdp-fwd
   cc           hold --conns keepalive connections, a request each per
                --keepalive; the DUT's memory for them
-  throughput   --payload-size (800) requests back to back on 1000
+  throughput   --payload-size (800) requests back to back on 128
                keepalive connections; iperf3 single stream, MTU 1500, 9000
   latency      one request at a time on one connection (XDP TCP_RR);
                kernel TCP_RR, TCP_CRR and sockperf ping-pong

@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // change runs one change against the daemon and prints the result.
@@ -70,7 +71,11 @@ func newServiceCmd(g *globalFlags) *cobra.Command {
 		}
 		svc.register(sub)
 		if verb != "del" {
-			sub.Flags().StringVarP(&sched, "scheduler", "s", "rr", "scheduler: rr, wrr, mh or sh")
+			if verb == "add" {
+				sub.Flags().StringVarP(&sched, "scheduler", "s", "rr", "scheduler: "+loadbalancer.SchedulerNames())
+			} else {
+				sub.Flags().StringVarP(&sched, "scheduler", "s", "", "the new scheduler: "+loadbalancer.SchedulerNames())
+			}
 			sub.Flags().StringSliceVarP(&laddrs, "laddr", "z", nil, "local IPs FullNAT uses towards the reals, addresses or ranges (10.0.3.100-149; repeat or comma-separate)")
 			sub.Flags().StringVar(&name, "name", "", "a name for the service")
 			sub.Flags().BoolVar(&hostAddr, "host-address", false, "the VIP may be an address the host already has (host_address)")

@@ -64,3 +64,10 @@ func TestTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulerNames: the help's list, in the order of the values.
+func TestSchedulerNames(t *testing.T) {
+	if got := SchedulerNames(); got != "rr, wrr, mh, sh, lc or wlc" {
+		t.Errorf("SchedulerNames() = %q", got)
+	}
+}

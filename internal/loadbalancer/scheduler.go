@@ -2,7 +2,10 @@
 
 package loadbalancer
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Scheduler chooses how new connections are spread over a service's reals.
 type Scheduler uint8
@@ -43,15 +46,26 @@ func (s Scheduler) Valid() bool {
 	return ok
 }
 
-// ParseScheduler parses an ipvsadm scheduler name (rr, wrr, mh, sh, lc,
-// wlc).
+// SchedulerNames lists the schedulers' ipvsadm names, in the order of
+// their values, as the CLI's help says them: "rr, wrr, mh, sh, lc or wlc".
+func SchedulerNames() string {
+	names := make([]string, 0, len(schedulerNames))
+	for i := range 256 {
+		if n, ok := schedulerNames[Scheduler(i)]; ok {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ParseScheduler parses an ipvsadm scheduler name (SchedulerNames).
 func ParseScheduler(name string) (Scheduler, error) {
 	for s, n := range schedulerNames {
 		if n == name {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown scheduler %q (want rr, wrr, mh, sh, lc or wlc)", name)
+	return 0, fmt.Errorf("unknown scheduler %q (want %s)", name, SchedulerNames())
 }
 
 // MarshalText writes the scheduler's ipvsadm name, as the API shows it.
