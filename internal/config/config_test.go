@@ -406,11 +406,35 @@ func TestClone(t *testing.T) {
 	}
 }
 
-// TestShippedExample keeps examples/xlb.yaml (and the docs that quote
-// it) valid.
-func TestShippedExample(t *testing.T) {
-	if _, err := Load("../../examples/xlb.yaml"); err != nil {
+// TestShippedExamples keeps every file of examples/ valid, and
+// docs/config.md's example the same as examples/xlb.yaml.
+func TestShippedExamples(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		c, err := Load(f)
+		if err == nil {
+			_, err = c.Desired()
+		}
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+	doc, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
 		t.Fatal(err)
+	}
+	_, example, _ := strings.Cut(string(doc), "\n## Example\n")
+	_, example, _ = strings.Cut(example, "```yaml\n")
+	example, _, _ = strings.Cut(example, "```")
+	file, err := os.ReadFile("../../examples/xlb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if example != string(file) {
+		t.Errorf("docs/config.md's example is not examples/xlb.yaml:\n%s", example)
 	}
 }
 
