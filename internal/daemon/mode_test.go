@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/config"
@@ -138,8 +139,13 @@ func TestReloadSaysItDropsLiveEdits(t *testing.T) {
 	if err := d.reload(t, liveConfig("", 10, 12), "10.251.1.12"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(d.log.String(), "reload: the file replaced a configuration changed through the API or the CLI since it was read (revision 1)") {
-		t.Errorf("the reload did not say it dropped the live edit:\n%s", d.log)
+	// the reload logs once it has applied (the configuration in force
+	// shows first)
+	const said = "reload: the file replaced a configuration changed through the API or the CLI since it was read (revision 1)"
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(d.log.String(), said); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reload did not say it dropped the live edit:\n%s", d.log)
+		}
 	}
 	d.stop(t)
 }
