@@ -17,7 +17,18 @@ FUZZMINIMIZE ?= 100x
 BPF_CC ?= clang-14
 BPF_CC_MAJOR := 14
 
-.PHONY: all deps demo generate build test check-clang check-generated lint unit fuzz bench clean
+.PHONY: all deps demo generate build test check-clang check-generated lint unit fuzz bench clean man install install-files uninstall
+
+# Where make install puts things: $(DESTDIR)$(PREFIX)/sbin/xlb (the
+# path dist/xlb.service runs), the man page, the shell completion, the
+# unit, the dashboard, the alert rules and the examples.
+PREFIX ?= /usr/local
+DESTDIR ?=
+XLB ?= bin/xlb
+INSTALLED := $(PREFIX)/sbin/xlb $(PREFIX)/share/man/man8/xlb.8 \
+	$(PREFIX)/share/bash-completion/completions/xlb /etc/systemd/system/xlb.service \
+	$(PREFIX)/share/xlb/grafana/xlb-dashboard.json $(PREFIX)/share/xlb/prometheus/xlb-rules.yml \
+	$(addprefix $(PREFIX)/share/doc/xlb/examples/,$(notdir $(wildcard examples/*.yaml)))
 
 all: build
 
@@ -82,6 +93,34 @@ fuzz:
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzSplitCommand$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/config
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/ipvsadm
 	$(GO) test $(FUZZFLAGS) -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME_PARSERS) ./internal/keepalived
+
+## man: write docs/xlb.8 from the command tree (a test keeps it current)
+man:
+	$(GO) run ./cmd/xlb man > docs/xlb.8
+
+## install: build and install xlb (PREFIX=/usr/local, DESTDIR for packaging);
+## /etc/xlb/xlb.yaml is installed from examples/xlb.yaml only when absent
+install: build install-files
+
+install-files:
+	install -D -m 0755 $(XLB) $(DESTDIR)$(PREFIX)/sbin/xlb
+	install -D -m 0644 docs/xlb.8 $(DESTDIR)$(PREFIX)/share/man/man8/xlb.8
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	$(XLB) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/xlb
+	install -D -m 0644 dist/xlb.service $(DESTDIR)/etc/systemd/system/xlb.service
+	install -D -m 0644 dist/grafana/xlb-dashboard.json $(DESTDIR)$(PREFIX)/share/xlb/grafana/xlb-dashboard.json
+	install -D -m 0644 dist/prometheus/xlb-rules.yml $(DESTDIR)$(PREFIX)/share/xlb/prometheus/xlb-rules.yml
+	install -d $(DESTDIR)$(PREFIX)/share/doc/xlb/examples
+	install -m 0644 examples/*.yaml $(DESTDIR)$(PREFIX)/share/doc/xlb/examples/
+	@if [ ! -e $(DESTDIR)/etc/xlb/xlb.yaml ]; then install -D -m 0644 examples/xlb.yaml $(DESTDIR)/etc/xlb/xlb.yaml; \
+	else echo "$(DESTDIR)/etc/xlb/xlb.yaml exists: left as it is"; fi
+
+## uninstall: remove what install put, except /etc/xlb/xlb.yaml (yours)
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/share/doc/xlb/examples $(DESTDIR)$(PREFIX)/share/doc/xlb \
+		$(DESTDIR)$(PREFIX)/share/xlb/grafana $(DESTDIR)$(PREFIX)/share/xlb/prometheus $(DESTDIR)$(PREFIX)/share/xlb 2>/dev/null
+	@echo "kept $(DESTDIR)/etc/xlb/xlb.yaml (your configuration): remove it yourself if you want it gone"
 
 ## bench: per-packet cost of the data path through BPF_PROG_RUN
 bench:

@@ -93,5 +93,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
 		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
 		newListCmd(&g), newStatusCmd(&g), newDoctorCmd(&g), newTopCmd(), newDropsCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g), newImportCmd(&g), newConfigCmd(&g))
+	root.AddCommand(newManCmd(root))
 	return root
 }
