@@ -80,7 +80,7 @@ func newConnCmd(g *globalFlags) *cobra.Command {
 				return printJSON(cmd, conns)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 1, ' ', 0)
-			fmt.Fprintln(w, "pro\texpire\tstate\tsource\tvirtual/local\tdestination/peer\tdir")
+			fmt.Fprintln(w, "pro\tidle\tstate\tsource\tvirtual/local\tdestination/peer\tdir")
 			for _, cn := range conns {
 				dir := "in"
 				if cn.Reverse {
