@@ -5,13 +5,10 @@ package datapath
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"time"
 
-	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,35 +57,18 @@ func monotonicZero() time.Time {
 // drop until ctx is done; then it turns the recorder off. One watcher at
 // a time: the ring has one reader (the daemon fans samples out).
 func (d *Datapath) WatchDrops(ctx context.Context, fn func(DropSample)) error {
-	rd, err := ringbuf.NewReader(d.objs.DropSamples)
-	if err != nil {
-		return fmt.Errorf("read drop_samples: %w", err)
-	}
-	defer rd.Close()
 	if err := d.SetDropRecorder(true); err != nil {
 		return err
 	}
 	defer func() { _ = d.SetDropRecorder(false) }()
 	boot := monotonicZero()
-	for ctx.Err() == nil {
-		rd.SetDeadline(time.Now().Add(200 * time.Millisecond))
-		rec, err := rd.Read()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			continue
+	return readRing(ctx, d.objs.DropSamples, func(raw []byte) error {
+		s, err := decodeDropSample(raw, boot)
+		if err == nil {
+			fn(s)
 		}
-		if err != nil {
-			if errors.Is(err, ringbuf.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("read drop_samples: %w", err)
-		}
-		s, err := decodeDropSample(rec.RawSample, boot)
-		if err != nil {
-			return err
-		}
-		fn(s)
-	}
-	return nil
+		return err
+	})
 }
 
 // SetDropRecorder turns the drop recorder on or off: on, dropped frames

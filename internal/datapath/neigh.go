@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/ringbuf"
 )
 
@@ -48,9 +49,21 @@ func decodeNeighRequest(raw []byte) (NeighRequest, error) {
 // have resolved, until ctx is done. The same next hop is asked for once
 // per dropped packet: fn should make repeated requests cheap.
 func (d *Datapath) WatchNeighRequests(ctx context.Context, fn func(NeighRequest)) error {
-	rd, err := ringbuf.NewReader(d.objs.NeighRequests)
+	return readRing(ctx, d.objs.NeighRequests, func(raw []byte) error {
+		req, err := decodeNeighRequest(raw)
+		if err == nil {
+			fn(req)
+		}
+		return err
+	})
+}
+
+// readRing reads the ring buffer m until ctx is done, handing each
+// record to fn; an error of fn ends it.
+func readRing(ctx context.Context, m *ebpf.Map, fn func(raw []byte) error) error {
+	rd, err := ringbuf.NewReader(m)
 	if err != nil {
-		return fmt.Errorf("read neigh_requests: %w", err)
+		return fmt.Errorf("read %s: %w", m, err)
 	}
 	defer rd.Close()
 	for ctx.Err() == nil {
@@ -63,13 +76,11 @@ func (d *Datapath) WatchNeighRequests(ctx context.Context, fn func(NeighRequest)
 			if errors.Is(err, ringbuf.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("read neigh_requests: %w", err)
+			return fmt.Errorf("read %s: %w", m, err)
 		}
-		req, err := decodeNeighRequest(rec.RawSample)
-		if err != nil {
+		if err := fn(rec.RawSample); err != nil {
 			return err
 		}
-		fn(req)
 	}
 	return nil
 }

@@ -94,6 +94,56 @@ func readPaced(body io.Reader, size int64, chunk int, paced int64, applied <-cha
 	return nil
 }
 
+// pacedStream reads a /stream body in the background, a chunk after each
+// tick for its first paced chunks (readPaced).
+type pacedStream struct {
+	ticks chan struct{}
+	done  chan error
+	body  io.Closer
+}
+
+// startStream asks the lab's server behind vip, from the client, for a
+// stream of size bytes on a keepalive connection, read a chunk per tick
+// for its first paced chunks; it returns the stream and the real that
+// serves it. The connection closes at the test's end.
+func startStream(t *testing.T, ctx context.Context, topo Topology, vip netip.AddrPort, size int64, chunk int, paced int64) (*pacedStream, string) {
+	t.Helper()
+	conn, err := dialKeepAlive(ctx, topo.Client(), vip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.conn.Close() })
+	resp, err := conn.get(fmt.Sprintf("/stream?bytes=%d", size), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pacedStream{ticks: make(chan struct{}), done: make(chan error, 1), body: resp.Body}
+	go func() { p.done <- readPaced(resp.Body, size, chunk, paced, p.ticks) }()
+	return p, resp.Header.Get("X-Real")
+}
+
+// tick lets the reader take its next chunk; the test fails, saying when,
+// if the stream ended badly meanwhile.
+func (p *pacedStream) tick(t *testing.T, when string) {
+	t.Helper()
+	select {
+	case p.ticks <- struct{}{}:
+	case err := <-p.done:
+		t.Fatalf("%s: %v", when, err)
+	}
+}
+
+// finish lets the reader read the rest and fails the test unless the
+// stream completed byte for byte.
+func (p *pacedStream) finish(t *testing.T) {
+	t.Helper()
+	close(p.ticks)
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	_ = p.body.Close()
+}
+
 // realModel is what the test believes the TCP service's reals are.
 type realModel struct {
 	addr   map[string]netip.Addr // real name -> address
@@ -115,16 +165,7 @@ func TestLiveReconfiguration(t *testing.T) {
 
 	const changes, chunk = 100, 256 << 10
 	const size = (changes + 28) * chunk // 32 MiB: a quarter is left after the changes
-	stream, err := dialKeepAlive(ctx, topo.Client(), vip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.conn.Close()
-	resp, err := stream.get(fmt.Sprintf("/stream?bytes=%d", size), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	streamReal := resp.Header.Get("X-Real")
+	paced, streamReal := startStream(t, ctx, topo, vip, size, chunk, changes)
 	m := realModel{addr: map[string]netip.Addr{}, weight: map[string]int{}}
 	var others []string
 	for i := 1; i <= topo.Reals; i++ {
@@ -138,26 +179,14 @@ func TestLiveReconfiguration(t *testing.T) {
 		t.Fatalf("stream answered by %q, not one of the reals", streamReal)
 	}
 
-	applied := make(chan struct{})
-	streamDone := make(chan error, 1)
-	go func() { streamDone <- readPaced(resp.Body, size, chunk, changes, applied) }()
-
 	plan := m.plan(streamReal, others, changes)
 	for i, c := range plan {
 		if _, err := client.Change(ctx, c.method, svcPath+c.path, c.body); err != nil {
 			t.Fatalf("change %d (%s %s): %v", i+1, c.method, c.path, err)
 		}
-		select {
-		case applied <- struct{}{}:
-		case err := <-streamDone:
-			t.Fatalf("after change %d of %d: %v", i+1, changes, err)
-		}
+		paced.tick(t, fmt.Sprintf("after change %d of %d", i+1, changes))
 	}
-	close(applied)
-	if err := <-streamDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
+	paced.finish(t)
 
 	// The daemon's configuration is the test's model, and new
 	// connections go only to reals that have a weight.
@@ -170,16 +199,11 @@ func TestLiveReconfiguration(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for i := 0; i < 30; i++ {
-		k, err := dialKeepAlive(ctx, topo.Client(), vip)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := k.getBody("/")
-		k.conn.Close()
+		name, err := fetchReal(ctx, topo, vip)
 		if err != nil {
 			t.Fatalf("new connection %d: %v", i, err)
 		}
-		seen[strings.Fields(body)[0]]++
+		seen[name]++
 	}
 	for name, w := range m.weight {
 		if w > 0 && seen[name] == 0 {

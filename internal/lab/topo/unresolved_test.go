@@ -36,18 +36,7 @@ func TestApplyDoesNotWaitOnNeighbour(t *testing.T) {
 
 	const applies, chunk = 50, 256 << 10
 	const size = (applies + 14) * chunk
-	stream, err := dialKeepAlive(ctx, topo.Client(), vip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.conn.Close()
-	resp, err := stream.get(fmt.Sprintf("/stream?bytes=%d", size), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applied := make(chan struct{})
-	streamDone := make(chan error, 1)
-	go func() { streamDone <- readPaced(resp.Body, size, chunk, applies, applied) }()
+	paced, _ := startStream(t, ctx, topo, vip, size, chunk, applies)
 
 	one := 1
 	var slowest time.Duration
@@ -96,17 +85,9 @@ func TestApplyDoesNotWaitOnNeighbour(t *testing.T) {
 				t.Fatalf("after apply %d, the dead real got connections: %+v", i+1, r)
 			}
 		}
-		select {
-		case applied <- struct{}{}:
-		case err := <-streamDone:
-			t.Fatalf("after apply %d of %d: %v", i+1, applies, err)
-		}
+		paced.tick(t, fmt.Sprintf("after apply %d of %d", i+1, applies))
 	}
-	close(applied)
-	if err := <-streamDone; err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
+	paced.finish(t)
 	t.Logf("%d applies with a real whose neighbour never answers; the slowest took %v", applies, slowest)
 
 	// real 2 was added back: it resolves and gets new connections
