@@ -113,7 +113,7 @@ func withDefaults(o Options) Options {
 
 func measureRow(ctx context.Context, o Options, n int, progress func(string)) (Row, error) {
 	row := Row{Services: n, Reals: n * o.RealsPerService}
-	full, empty := config(o, n, -1), config(o, 0, -1)
+	full, empty := config(o, n, n, -1), config(o, n, 0, -1)
 	for trial := range o.Trials {
 		progress(fmt.Sprintf("%d services: trial %d of %d", n, trial+1, o.Trials))
 		if err := o.Lab.WriteConfig(full); err != nil {
@@ -160,7 +160,7 @@ func measureApplies(ctx context.Context, o Options, c *api.Client, n int, full, 
 	for i := range min(o.Diffs, 5) {
 		doc := full
 		if i%2 == 0 {
-			doc = config(o, n, n/2)
+			doc = config(o, n, n, n/2)
 		}
 		d, err := timeApply(ctx, c, doc, 1)
 		if err != nil {
@@ -198,12 +198,13 @@ func timeApply(ctx context.Context, c *api.Client, doc string, want int) (float6
 // config is a daemon configuration of n TCP services on the lab's VIP,
 // ports 1000 and up, each over the first RealsPerService reals; the
 // service numbered heavier gives its first real weight 2. The capacities
-// are the least powers of two that hold them, the connection tables small
-// (this measures configuration, not forwarding).
-func config(o Options, n, heavier int) string {
+// are the least powers of two that hold a row of size services (every
+// file of a row has them: they hold while the daemon runs), the
+// connection tables small (this measures configuration, not forwarding).
+func config(o Options, size, n, heavier int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "interfaces: [%s]\nconn_table: {ipv4: 65536, ipv6: 16384}\n", strings.Join(o.Lab.LBInterfaces(), ", "))
-	fmt.Fprintf(&b, "max_services: %d\nmax_reals: %d\n", capacity(n, 1024), capacity(n*o.RealsPerService, 16384))
+	fmt.Fprintf(&b, "max_services: %d\nmax_reals: %d\n", capacity(size, 1024), capacity(size*o.RealsPerService, 16384))
 	if n == 0 {
 		b.WriteString("services: []\n")
 		return b.String()
