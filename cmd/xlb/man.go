@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -57,7 +58,7 @@ func writeMan(w io.Writer, root *cobra.Command) error {
 		if c != root && c.Runnable() {
 			fmt.Fprintf(w, ".SS %s\n", roff(c.CommandPath()))
 			fmt.Fprintf(w, ".B %s\n", roff(c.UseLine()))
-			fmt.Fprintf(w, ".PP\n%s\n", roffBlock(cmp(c.Long, c.Short)))
+			fmt.Fprintf(w, ".PP\n%s\n", roffBlock(cmp.Or(c.Long, c.Short)))
 			var flags []*pflag.Flag
 			c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) {
 				if !f.Hidden && f.Name != "help" {
@@ -123,11 +124,4 @@ func roffBlock(s string) string {
 		b.WriteString(".fi\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

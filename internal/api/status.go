@@ -119,7 +119,7 @@ func StatusOf(info DaemonInfo, svcs []Service, stats Stats, now time.Time) Statu
 		taking := 0
 		for _, r := range svc.Reals {
 			st.Reals.Total++
-			ap := fmt.Sprintf("%s of %s", addrPortOf(r), key)
+			ap := fmt.Sprintf("%s of %s", netip.AddrPortFrom(r.Address, r.Port), key)
 			switch {
 			case r.Health == "down":
 				st.Reals.Down++
@@ -149,5 +149,3 @@ func StatusOf(info DaemonInfo, svcs []Service, stats Stats, now time.Time) Statu
 	}
 	return st
 }
-
-func addrPortOf(r Real) string { return netip.AddrPortFrom(r.Address, r.Port).String() }

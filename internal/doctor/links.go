@@ -3,7 +3,9 @@
 package doctor
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -57,8 +59,8 @@ func Interfaces(names []string, mode string, attached bool, multiBuffer bool, si
 		}
 	}
 	if len(mtus) > 1 {
-		lo := slices.Min(slicesOf(mtus))
-		hi := slices.Max(slicesOf(mtus))
+		lo := slices.Min(slices.Collect(maps.Values(mtus)))
+		hi := slices.Max(slices.Collect(maps.Values(mtus)))
 		f := Finding{Check: "MTU", Severity: OK, What: fmt.Sprintf("every interface has MTU %d", lo)}
 		if lo != hi {
 			f.Severity = Warning
@@ -86,32 +88,13 @@ func xdpMode(check, name string, x *netlink.LinkXdp, mode string, attached bool)
 		f.Fix = "restart the daemon: the mode changes only at a start"
 	default:
 		got := map[uint32]string{xdpAttachedDrv: "native", xdpAttachedSKB: "generic"}[x.AttachMode]
-		f.Severity, f.What = OK, fmt.Sprintf("%s runs program %d in %s mode", name, x.ProgId, cmpOr(got, fmt.Sprintf("mode %d", x.AttachMode)))
+		f.Severity, f.What = OK, fmt.Sprintf("%s runs program %d in %s mode", name, x.ProgId, cmp.Or(got, fmt.Sprintf("mode %d", x.AttachMode)))
 	}
 	return f
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func slicesOf(m map[string]int) []int {
-	out := make([]int, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
-}
-
 func describeMTUs(m map[string]int) string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(names))
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s %d", n, m[n])

@@ -110,13 +110,7 @@ type rateRow struct {
 // service or real new in cur counts from zero; a counter that went back
 // (zeroed) shows 0.
 func rateRows(prev, cur []api.Service, interval time.Duration) []rateRow {
-	secs := interval.Seconds()
-	rate := func(a, b uint64) uint64 {
-		if b < a || secs <= 0 {
-			return 0
-		}
-		return uint64(float64(b-a) / secs)
-	}
+	rate := func(a, b uint64) uint64 { return uint64(perSecond(a, b, interval)) }
 	rates := func(p, c api.Counters) api.Counters {
 		return api.Counters{Conns: rate(p.Conns, c.Conns), InPackets: rate(p.InPackets, c.InPackets),
 			OutPackets: rate(p.OutPackets, c.OutPackets), InBytes: rate(p.InBytes, c.InBytes), OutBytes: rate(p.OutBytes, c.OutBytes)}
@@ -141,6 +135,15 @@ func rateRows(prev, cur []api.Service, interval time.Duration) []rateRow {
 		}
 	}
 	return out
+}
+
+// perSecond is how fast a counter went from a to b over interval; 0 when
+// it went back (zeroed) or no time passed.
+func perSecond(a, b uint64, interval time.Duration) float64 {
+	if b < a || interval <= 0 {
+		return 0
+	}
+	return float64(b-a) / interval.Seconds()
 }
 
 // healthCell is a real's Health column: its health check's state ("-"

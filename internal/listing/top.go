@@ -61,8 +61,8 @@ func dropRates(prev, cur map[string]uint64, interval time.Duration) string {
 	}
 	var rates []rate
 	for _, reason := range slices.Sorted(maps.Keys(cur)) {
-		if d := cur[reason] - prev[reason]; cur[reason] > prev[reason] {
-			rates = append(rates, rate{reason, float64(d) / interval.Seconds()})
+		if n := perSecond(prev[reason], cur[reason], interval); n > 0 {
+			rates = append(rates, rate{reason, n})
 		}
 	}
 	if len(rates) == 0 {
@@ -88,11 +88,7 @@ func WriteStatsDelta(w io.Writer, prev, cur Reading) error {
 	}{{"verdict", prev.Stats.Verdicts, cur.Stats.Verdicts}, {"drop reason", prev.Stats.Drops, cur.Stats.Drops}, {"event", prev.Stats.Events, cur.Stats.Events}} {
 		fmt.Fprintf(&b, "\n%-24s %14s %12s\n", part.title, "total", "per second")
 		for _, k := range slices.Sorted(maps.Keys(part.cur)) {
-			per := 0.0
-			if part.cur[k] >= part.prev[k] && interval > 0 {
-				per = float64(part.cur[k]-part.prev[k]) / interval.Seconds()
-			}
-			fmt.Fprintf(&b, "%-24s %14d %12.0f\n", k, part.cur[k], per)
+			fmt.Fprintf(&b, "%-24s %14d %12.0f\n", k, part.cur[k], perSecond(part.prev[k], part.cur[k], interval))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed static
@@ -33,7 +34,7 @@ func Handler(apiHandler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "read-only: the page and GET "+joined()+" only", http.StatusMethodNotAllowed)
+			http.Error(w, "read-only: the page and GET "+strings.Join(readOnlyAPI, ", ")+" only", http.StatusMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -41,15 +42,4 @@ func Handler(apiHandler http.Handler) http.Handler {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'")
 		mux.ServeHTTP(w, r)
 	})
-}
-
-func joined() string {
-	s := ""
-	for i, p := range readOnlyAPI {
-		if i > 0 {
-			s += ", "
-		}
-		s += p
-	}
-	return s
 }
