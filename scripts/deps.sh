@@ -9,9 +9,10 @@ set -eu
 # objects are built with Debian
 # clang 14.0.6 and `make check-generated` needs that major version (the
 # Makefile's BPF_CC). The bench lab's real clients and servers (xlb bench
-# latency, redis, http, throughput) come after the build tools.
+# latency, redis, http, throughput) come after the build tools; frr is the
+# cluster lab's router and bird2 checks the operator guide's BIRD example.
 PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates prometheus chromium
-	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf"
+	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf frr bird2"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (installs Debian packages)" >&2
@@ -25,8 +26,8 @@ done
 if [ -n "$missing" ]; then
 	echo "deps.sh: installing$missing"
 	apt-get update -qq
-	# nginx, redis-server and haproxy are run by the bench lab inside its
-	# namespaces: their packages must not start host services.
+	# nginx, redis-server, haproxy, frr and bird2 are run by the labs
+	# inside their namespaces: their packages must not start host services.
 	policy=/usr/sbin/policy-rc.d
 	own_policy=""
 	if [ ! -e "$policy" ]; then

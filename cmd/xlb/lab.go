@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/xlb-dev/xlb/internal/lab/cluster"
 	"github.com/xlb-dev/xlb/internal/lab/topo"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
@@ -41,6 +42,7 @@ func newLabCmd() *cobra.Command {
 		return nil
 	}
 
+	var upNodes int
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Create the lab's namespaces, links and addresses",
@@ -54,6 +56,9 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("find the xlb binary: %w", err)
+			}
+			if upNodes > 0 {
+				return clusterUp(cmd, cluster.New(topology.Name, topology.Net, upNodes, topology.Reals), self)
 			}
 			if err := topology.Up(); err != nil {
 				return err
@@ -77,18 +82,25 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 		},
 	}
 	up.Flags().BoolVar(&topology.Bridge, "bridge", false, "put the reals behind one bridge (one L2 segment) instead of a link each")
+	up.Flags().IntVar(&upNodes, "nodes", 0, "build a cluster of this many xlb nodes behind an FRR router (ECMP, BGP) instead of one balancer")
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Remove the lab's namespaces and everything in them",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if c, ok, err := cluster.Saved(topology.Name); err != nil || ok {
+				if err != nil {
+					return err
+				}
+				return c.Down()
+			}
 			if err := saved(cmd); err != nil {
 				return err
 			}
 			return topology.Down()
 		},
 	}
-	var requests int
+	var requests, nodes int
 	var generic bool
 	demo := &cobra.Command{
 		Use:   "demo",
@@ -98,6 +110,11 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 			self, err := os.Executable()
 			if err != nil {
 				return fmt.Errorf("find the xlb binary: %w", err)
+			}
+			if nodes > 0 {
+				_, err := cluster.Demo(cmd.Context(), cmd.OutOrStdout(), cluster.DemoOptions{
+					Cluster: cluster.New(topology.Name, topology.Net, nodes, topology.Reals), Requests: requests, Self: self})
+				return err
 			}
 			mode := loadbalancer.ModeNative
 			if generic {
@@ -109,10 +126,11 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 	}
 	demo.Flags().IntVar(&requests, "requests", 12, "HTTP requests and UDP datagrams to send")
 	demo.Flags().BoolVar(&generic, "generic", false, "attach XDP in generic mode instead of native")
+	demo.Flags().IntVar(&nodes, "nodes", 0, "build a cluster of this many xlb nodes behind an FRR router (ECMP, BGP) instead")
 
 	exec := &cobra.Command{
 		Use:   "exec NODE -- CMD [ARGS...]",
-		Short: "Run a command inside a lab node (client, lb, realN)",
+		Short: "Run a command inside a lab node (client, lb, realN; in a cluster router, nodeN)",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 && args[1] == "--" {
 				args = append(args[:1], args[2:]...)
@@ -124,6 +142,9 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 				return usageError{fmt.Errorf("want a node and a command: xlb lab exec NODE -- CMD [ARGS...]")}
 			}
 			ns, err := topology.Node(args[0])
+			if c, ok, cerr := cluster.Saved(topology.Name); cerr == nil && ok {
+				ns, err = c.NodeNS(args[0])
+			}
 			if err != nil {
 				return usageError{err}
 			}
@@ -155,4 +176,32 @@ balancer's l1, through a bridge in the namespace <name>-sw.`,
 
 	cmd.AddCommand(up, down, exec, demo, serve)
 	return cmd
+}
+
+// clusterUp builds a cluster lab with its servers and the nodes'
+// configurations, and says how to start each node's daemon.
+func clusterUp(cmd *cobra.Command, c cluster.Cluster, self string) error {
+	if err := c.Up(); err != nil {
+		return err
+	}
+	if _, err := c.StartServers(topo.XLBServe(self), true); err != nil {
+		_ = c.Down()
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "cluster lab %s up: client %s, router %s (FRR, AS %d), nodes 1..%d (AS %d), reals %s..%s on port %d\n",
+		c.Name, c.ClientAddr(), c.RouterAddr(), cluster.RouterASN, c.Nodes, cluster.NodeASN, c.RealAddr(1), c.RealAddr(c.Reals), topo.ServicePort)
+	fmt.Fprintf(w, "VIP %s; start every node's daemon:\n", c.VIP())
+	for i := 1; i <= c.Nodes; i++ {
+		if err := c.WriteNodeConfig(i, c.NodeConfig(i, cluster.NodeOptions{})); err != nil {
+			_ = c.Down()
+			return err
+		}
+		cfg, sock, pins := c.NodeFiles(i)
+		fmt.Fprintf(w, "  xlb lab exec node%d -- xlb daemon --config %s --socket %s --pin-path %s &\n", i, cfg, sock, pins)
+	}
+	_, sock, _ := c.NodeFiles(1)
+	fmt.Fprintf(w, "then: xlb node --socket %s; xlb lab exec router -- vtysh --vty_socket %s -c 'show ip route'\n", sock, c.FRRDir())
+	fmt.Fprintf(w, "  xlb lab exec client -- curl -s http://%s/\n", c.VIP())
+	return nil
 }

@@ -92,7 +92,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	root.AddCommand(newVersionCmd(&g), newDatapathCmd(&g), newLabCmd(),
 		newDaemonCmd(), newApplyCmd(&g), newServiceCmd(&g), newRealCmd(&g), newLaddrCmd(&g),
-		newListCmd(&g), newStatusCmd(&g), newDoctorCmd(&g), newTopCmd(), newDropsCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g), newImportCmd(&g), newConfigCmd(&g))
+		newListCmd(&g), newStatusCmd(&g), newDoctorCmd(&g), newTopCmd(), newDropsCmd(&g), newConnCmd(&g), newStatsCmd(&g), newBenchCmd(&g), newIpvsadmCmd(&g), newImportCmd(&g), newConfigCmd(&g), newNodeCmd(&g))
 	root.AddCommand(newManCmd(root))
 	return root
 }

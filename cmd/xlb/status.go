@@ -67,6 +67,28 @@ func writeStatus(w io.Writer, st api.Status) {
 		tables[i] = fmt.Sprintf("%s %d of %d entries (%.1f%%)", t.Family, t.LiveEntries, t.MaxEntries, 100*t.Occupancy)
 	}
 	line("Conn tables", "%s", strings.Join(tables, ", "))
+	if n := st.Node; n.BGP != nil {
+		up, vips, announced := 0, 0, 0
+		for _, p := range n.BGP.Peers {
+			if p.State == "established" {
+				up++
+			}
+		}
+		for _, r := range n.BGP.Routes {
+			if r.Kind == api.RouteVIP {
+				vips++
+				if r.Announced {
+					announced++
+				}
+			}
+		}
+		state := "taking traffic"
+		if n.Drained {
+			state = "drained"
+		}
+		line("Node", "%s, %s; BGP AS %d: %d of %d peers established, %d of %d VIPs announced",
+			n.Name, state, n.BGP.ASN, up, len(n.BGP.Peers), announced, vips)
+	}
 	if len(st.Warnings) == 0 {
 		line("Warnings", "none")
 		return

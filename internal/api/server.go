@@ -47,6 +47,8 @@ func Handler(b Backend, version string, log *slog.Logger) http.Handler {
 	mux.HandleFunc("GET /v1/stats", s.getStats)
 	mux.HandleFunc("GET /v1/drops/follow", s.followDrops)
 	mux.HandleFunc("POST /v1/stats/zero", s.zeroCounters)
+	mux.HandleFunc("GET /v1/node", s.getNode)
+	mux.HandleFunc("POST /v1/node/drain", s.drainNode)
 	return mux
 }
 
@@ -101,6 +103,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status = http.StatusBadRequest
 	case errors.Is(err, loadbalancer.ErrNotFound):
 		status = http.StatusNotFound
+	case errors.Is(err, ErrNoSpeaker):
+		status = http.StatusConflict
 	}
 	s.log.Info("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
 	writeJSON(w, status, body)

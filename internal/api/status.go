@@ -54,6 +54,8 @@ type Status struct {
 		Drained    int `json:"drained"`
 	} `json:"reals"`
 	ConnTables []ConnTable `json:"conn_tables,omitempty"`
+	// Node is the node and its BGP speaker.
+	Node NodeStatus `json:"node"`
 	// Warnings are what needs the operator's attention, one sentence
 	// each.
 	Warnings []string `json:"warnings"`
@@ -92,6 +94,8 @@ func (s *server) getStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	_, rev := s.b.ConfigRevision()
 	st := StatusOf(s.b.Daemon(), svcs, stats, time.Now())
+	st.Node = s.b.Node()
+	st.Warnings = append(st.Warnings, nodeWarnings(&st.Node)...)
 	st.Version, st.Revision = s.version, rev
 	if info := st.DaemonInfo; info.FileRevision != 0 && rev != info.FileRevision {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("the configuration in force (revision %d) has changes made through the API or the CLI "+

@@ -39,6 +39,11 @@ type Backend interface {
 	// FollowDrops calls fn for every drop the data path samples until
 	// ctx ends (the drop recorder is on while someone follows).
 	FollowDrops(ctx context.Context, fn func(Drop)) error
+	// Node returns the node's name, drain state and BGP speaker.
+	Node() NodeStatus
+	// Drain withdraws the node's VIPs (true) or announces them again
+	// (false); without a BGP speaker it returns ErrNoSpeaker.
+	Drain(drained bool) error
 }
 
 // Stats are the data path's global counters.

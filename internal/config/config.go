@@ -41,6 +41,9 @@ type Config struct {
 	LocalPortRange string `yaml:"local_port_range,omitempty" json:"local_port_range,omitempty"`
 	// ExecChecks are the daemon-wide settings of exec health checks.
 	ExecChecks *ExecChecks `yaml:"exec_checks,omitempty" json:"exec_checks,omitempty"`
+	// Node is this node's part of a file the nodes of a cluster share:
+	// its name, local IPs and BGP speaker.
+	Node *Node `yaml:"node,omitempty" json:"node,omitempty"`
 	// Services are the virtual services.
 	Services []Service `yaml:"services" json:"services"`
 }
@@ -191,8 +194,12 @@ type Service struct {
 	// the connection to a real only for a client that returns one. A
 	// change applies to new connections.
 	SynProxy bool `yaml:"syn_proxy,omitempty" json:"syn_proxy,omitempty"`
-	// LocalIPs are the source addresses FullNAT uses towards the reals.
+	// LocalIPs are the source addresses FullNAT uses towards the reals;
+	// without any, the service uses node.local_ips.
 	LocalIPs []string `yaml:"local_ips,omitempty" json:"local_ips,omitempty"`
+	// BGPCommunities go with the announcement of the service's VIP,
+	// besides node.bgp.communities.
+	BGPCommunities []string `yaml:"bgp_communities,omitempty" json:"bgp_communities,omitempty"`
 	// Reals are the real servers; a service may have none.
 	Reals []Real `yaml:"reals,omitempty" json:"reals,omitempty"`
 }
@@ -291,11 +298,13 @@ func (c *Config) Clone() *Config {
 		e := *c.ExecChecks
 		out.ExecChecks = &e
 	}
+	out.Node = c.Node.clone()
 	if c.Services != nil {
 		out.Services = make([]Service, len(c.Services))
 	}
 	for i, s := range c.Services {
 		s.LocalIPs = slices.Clone(s.LocalIPs)
+		s.BGPCommunities = slices.Clone(s.BGPCommunities)
 		if s.Timeouts != nil {
 			t := *s.Timeouts
 			s.Timeouts = &t

@@ -2,7 +2,11 @@
 
 package config
 
-import "github.com/xlb-dev/xlb/internal/loadbalancer"
+import (
+	"net/netip"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+)
 
 // Desired is a valid configuration in the data path's terms: what the
 // data path should hold once the configuration is applied.
@@ -29,6 +33,11 @@ type Desired struct {
 	Health map[loadbalancer.ServiceKey]HealthCheck
 	// MaxExecRunning bounds the exec check commands running at once.
 	MaxExecRunning int
+	// Node is the node section (its zero value without one).
+	Node NodeSettings
+	// Communities are the BGP communities of each VIP's announcement:
+	// node.bgp.communities and those of every service of the VIP.
+	Communities map[netip.Addr][]uint32
 }
 
 // Desired validates the configuration and converts it. Settings start

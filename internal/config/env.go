@@ -36,7 +36,7 @@ func (c *Config) DesiredIn(env Env) (*Desired, error) {
 
 // capacity refuses a configuration the data path's maps cannot hold. Each
 // limit is reported once, at the field where it is crossed.
-func (ch *checker) capacity(svcs []Service, env Env) {
+func (ch *checker) capacity(svcs []Service, nodeLocalIPs []netip.Addr, env Env) {
 	lim := env.Limits
 	over := func(limit, n int) bool { return limit > 0 && n > limit }
 	if over(lim.Services, len(svcs)) {
@@ -54,6 +54,14 @@ func (ch *checker) capacity(svcs []Service, env Env) {
 	}
 	held := len(laddrs)
 	reals, vipsDone, laddrsDone := 0, false, false
+	for j, a := range nodeLocalIPs {
+		laddrs[a] = true
+		if !laddrsDone && over(lim.LocalIPs, len(laddrs)) {
+			ch.kindf(ErrCapacity, fmt.Sprintf("node.local_ips[%d]", j),
+				"%s is one local IP too many: the data path holds at most %d (max_local_ips) and keeps %d already", a, lim.LocalIPs, held)
+			laddrsDone = true
+		}
+	}
 	for i, s := range svcs {
 		path := fmt.Sprintf("services[%d]", i)
 		if a, err := netip.ParseAddr(s.VIP); err == nil && !vips[a] {

@@ -93,11 +93,13 @@ func (c *Config) check(env Env) (*Desired, error) {
 		d.Settings.LocalPortMin, d.Settings.LocalPortMax = lo, hi
 	}
 	ch.execChecks(c.ExecChecks, d)
+	d.Node = ch.node(c.Node)
 	ch.services(c.Services, d)
 	vips := vipsOf(c.Services)
 	ch.notVIPs(c.Services, vips)
 	ch.hostAddrs(c.Services, env.HostOwns)
-	ch.capacity(c.Services, env)
+	ch.nodeLocalIPs(d, vips, env.HostOwns)
+	ch.capacity(c.Services, d.Node.LocalIPs, env)
 	if err := ch.err(); err != nil {
 		return nil, err
 	}
@@ -333,6 +335,7 @@ func (ch *checker) services(svcs []Service, d *Desired) {
 		}
 		keys[svc.Key] = i
 		ch.table(path, svc, reals)
+		ch.vipCommunities(path, s, svc.Key.VIP, d)
 		d.Services = append(d.Services, svc)
 		d.Reals[svc.Key] = reals
 		if hc != nil {

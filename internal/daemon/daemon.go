@@ -88,6 +88,7 @@ type Daemon struct {
 	redirects redirectMonitor // counts frames lost after a redirect (txmon.go)
 	drops     dropFollowers   // the drop recorder's followers (drops.go)
 	neigh     neighbours      // keeps next hops resolved (neigh.go)
+	node      node            // the BGP speaker and the drain (node.go)
 	conntable connTableWatch  // the connection tables' occupancy (conntable.go)
 }
 
@@ -138,6 +139,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	handOver := false
 	defer func() { d.stop(!handOver) }()
+	if err := d.startSpeaker(d.cur); err != nil {
+		return err
+	}
 
 	srv, err := d.serveAPI()
 	if err != nil {
@@ -170,6 +174,7 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 	loops.Go(func() { d.leastConnLoop(loopCtx) })
 	loops.Go(func() { d.connTableLoop(loopCtx) })
+	loops.Go(func() { d.routeLoop(loopCtx) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -181,6 +186,7 @@ func Run(ctx context.Context, opts Options) error {
 	for {
 		select {
 		case <-ctx.Done():
+			d.withdrawToStop()
 			d.log.Info("xlb daemon stopping: removing the data path and what it added to the host")
 			return nil
 		case <-usr2:
@@ -310,6 +316,9 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	if err := interfacesExist(want.Interfaces); err != nil {
 		return config.Changes{}, err
 	}
+	if err := checkNodeChange(d.cur, want); err != nil {
+		return config.Changes{}, err
+	}
 	if err := d.addrs.add(hostAddrs(want)); err != nil {
 		return config.Changes{}, fmt.Errorf("nothing applied: %w", err)
 	}
@@ -325,7 +334,9 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 	// a name is the file's and the API's alone: say it changed
 	changes.Renamed = config.Renames(d.cfg, cfg)
 	d.rev.Applied(d.cfg, cfg)
+	d.applyNode(want)
 	d.cfg, d.cur = cfg.Clone(), want
+	d.kickRoutes()
 	d.syncHealth(want)
 	d.syncNeighbours(want)
 	if err := d.addrs.prune(hostAddrs(want)); err != nil {

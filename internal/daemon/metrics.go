@@ -23,6 +23,7 @@ import (
 type counterSource interface {
 	Status() ([]loadbalancer.ServiceStatus, error)
 	Stats() (api.Stats, error)
+	nodeSource
 }
 
 // collector reads the data path's counters at every scrape: nothing is
@@ -41,6 +42,7 @@ type collector struct {
 	redirectTxFailed, redirectErrors, icmpTooBig *prometheus.Desc
 	events                                       *prometheus.Desc
 	conntable                                    connTableMetrics
+	node                                         nodeMetrics
 }
 
 var (
@@ -85,6 +87,7 @@ func newCollector(d counterSource) *collector {
 		events: desc("events_total",
 			"What the data path did besides forwarding: icmp_too_big, toa_added, toa_no_room (a TOA not added: the options were full), proxy_header_sent (again for a retransmitted first segment), mss_lowered.", "event"),
 		conntable: newConnTableMetrics(),
+		node:      newNodeMetrics(),
 	}
 }
 
@@ -95,6 +98,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	c.conntable.describe(ch)
+	c.node.describe(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -161,6 +165,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for verdict, n := range stats.Verdicts {
 		counter(c.verdicts, n, verdict)
 	}
+	c.node.collect(ch, c.d.Node())
 	gauge(c.up, 1-failed)
 	gauge(c.scrapeErrors, failed)
 }

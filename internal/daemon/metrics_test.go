@@ -37,6 +37,43 @@ func (f fakeCounters) Stats() (api.Stats, error) {
 	return api.Stats{Drops: map[string]uint64{"ip_truncated": 2}, Verdicts: map[string]uint64{"tx": 190}}, nil
 }
 
+// Node is a drained node with a peer up and one down and a VIP withdrawn.
+func (f fakeCounters) Node() api.NodeStatus {
+	return api.NodeStatus{Name: "n1", Drained: true, BGP: &api.BGPStatus{ASN: 65001,
+		Peers: []api.BGPPeer{
+			{Address: netip.MustParseAddr("10.99.1.1"), ASN: 65000, State: "established", Advertised: 1},
+			{Address: netip.MustParseAddr("10.99.2.1"), ASN: 65000, State: "active"},
+		},
+		Routes: []api.RouteStatus{
+			{Prefix: netip.MustParsePrefix("10.100.2.11/32"), Kind: api.RouteLocalIP, Announced: true},
+			{Prefix: netip.MustParsePrefix("192.0.2.10/32"), Kind: api.RouteVIP, Reason: api.WithdrawnDrained},
+		}}}
+}
+
+func TestNodeMetrics(t *testing.T) {
+	const want = `
+# HELP xlb_bgp_peer_advertised_routes Routes the peer holds from the node.
+# TYPE xlb_bgp_peer_advertised_routes gauge
+xlb_bgp_peer_advertised_routes{peer="10.99.1.1",peer_asn="65000"} 1
+xlb_bgp_peer_advertised_routes{peer="10.99.2.1",peer_asn="65000"} 0
+# HELP xlb_bgp_peer_up 1 when the BGP session to the peer is established.
+# TYPE xlb_bgp_peer_up gauge
+xlb_bgp_peer_up{peer="10.99.1.1",peer_asn="65000"} 1
+xlb_bgp_peer_up{peer="10.99.2.1",peer_asn="65000"} 0
+# HELP xlb_bgp_route_announced 1 when the node announces the route (a VIP while a real of its services takes connections and the node is not drained; a local IP always).
+# TYPE xlb_bgp_route_announced gauge
+xlb_bgp_route_announced{kind="local_ip",prefix="10.100.2.11/32"} 1
+xlb_bgp_route_announced{kind="vip",prefix="192.0.2.10/32"} 0
+# HELP xlb_node_drained 1 while the node is drained (xlb node drain): its VIPs are withdrawn.
+# TYPE xlb_node_drained gauge
+xlb_node_drained 1
+`
+	names := []string{"xlb_bgp_peer_advertised_routes", "xlb_bgp_peer_up", "xlb_bgp_route_announced", "xlb_node_drained"}
+	if err := testutil.CollectAndCompare(newCollector(fakeCounters{}), strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	const want = `
 # HELP xlb_drops_total Packets the data path dropped, by reason.

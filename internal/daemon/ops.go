@@ -85,6 +85,7 @@ func (d *Daemon) setHealth(k loadbalancer.ServiceKey, ap netip.AddrPort, up bool
 	}
 	d.log.Warn("real "+state, "service", k.String(), "real", ap.String(), "reason", reason)
 	d.healthChanges.Add(1)
+	d.kickRoutes()
 	return true
 }
 

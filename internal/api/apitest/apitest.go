@@ -42,6 +42,8 @@ type Backend struct {
 	Zeroed []string
 	// Drops are what FollowDrops sends to every follower.
 	Drops []api.Drop
+	// NodeState is what Node returns; Drain sets its Drained.
+	NodeState api.NodeStatus
 }
 
 // NewBackend returns a backend holding the configuration yaml.
@@ -188,6 +190,19 @@ func (b *Backend) Daemon() api.DaemonInfo {
 }
 
 var started = time.Now().Add(-time.Hour)
+
+// Node implements api.Backend: the backend's NodeState.
+func (b *Backend) Node() api.NodeStatus { return b.NodeState }
+
+// Drain implements api.Backend: it sets NodeState.Drained, or fails
+// as a node without a speaker does when NodeState has no BGP.
+func (b *Backend) Drain(drained bool) error {
+	if b.NodeState.BGP == nil {
+		return api.ErrNoSpeaker
+	}
+	b.NodeState.Drained = drained
+	return nil
+}
 
 // ports 7 times.
 func (b *Backend) Stats() (api.Stats, error) {

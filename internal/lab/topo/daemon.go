@@ -79,12 +79,19 @@ func (t Topology) DaemonFiles() (config, socket, pins string) {
 // and waits until its API answers.
 func (t Topology) StartDaemon(ctx context.Context, self string, extra ...string) (*Daemon, error) {
 	cfg, sock, pins := t.DaemonFiles()
+	return StartDaemonIn(ctx, t.LB(), self, cfg, sock, pins, extra...)
+}
+
+// StartDaemonIn runs `self daemon` with the configuration file cfg, the
+// API socket sock and the pin path pins in the network namespace ns and
+// waits until its API answers.
+func StartDaemonIn(ctx context.Context, ns, self, cfg, sock, pins string, extra ...string) (*Daemon, error) {
 	args := append([]string{"daemon", "--config", cfg, "--socket", sock, "--pin-path", pins}, extra...)
-	d := &Daemon{cmd: t.Exec(t.LB(), self, args...), stderr: &bytes.Buffer{}, done: make(chan error, 1),
+	d := &Daemon{cmd: ExecIn(ns, self, args...), stderr: &bytes.Buffer{}, done: make(chan error, 1),
 		Socket: sock, PinPath: pins}
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start daemon: %w", err)
+		return nil, fmt.Errorf("start daemon in %s: %w", ns, err)
 	}
 	go func() { d.done <- d.cmd.Wait() }()
 	client := api.NewClient(sock)
@@ -98,12 +105,12 @@ func (t Topology) StartDaemon(ctx context.Context, self string, extra ...string)
 		}
 		select {
 		case werr := <-d.done:
-			return nil, fmt.Errorf("daemon exited (%v): %s", werr, d.stderr.String())
+			return nil, fmt.Errorf("daemon in %s exited (%v): %s", ns, werr, d.stderr.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			d.Stop()
-			return nil, fmt.Errorf("daemon API not up after 20 s: %s", d.stderr.String())
+			return nil, fmt.Errorf("daemon API in %s not up after 20 s: %s", ns, d.stderr.String())
 		}
 	}
 }

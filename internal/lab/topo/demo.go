@@ -220,3 +220,16 @@ func nonZero(m map[string]uint64) map[string]uint64 {
 	}
 	return out
 }
+
+// HTTPGet fetches http://addr/ on a new connection from the calling
+// goroutine's network namespace (see httpGet), for the other labs.
+func HTTPGet(ctx context.Context, addr string) (string, error) { return httpGet(ctx, addr) }
+
+// UDPAsk sends msg to addr and returns the answer.
+func UDPAsk(addr, msg string) (string, error) { return udpAsk(addr, msg) }
+
+// ParseAnswer reads a real's answer: its name and the peer it saw.
+func ParseAnswer(proto, body string) Answer { return parseAnswer(proto, body) }
+
+// WaitServers waits until every real's server answers.
+func (t Topology) WaitServers(ctx context.Context) error { return waitServers(ctx, t) }

@@ -199,17 +199,22 @@ func (t Topology) link(node, nodeIf, lbIf string, c int, addr, addr6 netip.Addr)
 
 // bridge joins the balancer's l1 and every real's r0 to a bridge in the
 // switch namespace; the reals' default routes go through l1's addresses.
-func (t Topology) bridge() error {
+func (t Topology) bridge() error { return t.BridgeTo(t.LB(), "l1") }
+
+// BridgeTo joins the interface gwIf of the namespace gwNS and every
+// real's r0 to a bridge in the switch namespace, gwIf with the
+// segment's .1 and ::1 addresses, which the reals route through.
+func (t Topology) BridgeTo(gwNS, gwIf string) error {
 	sw := t.Switch()
 	gw, gw6 := t.addr(bridgeNet, 1), t.addr6(bridgeNet, 1)
 	cmds := [][]string{
 		{"-n", sw, "link", "add", "br0", "type", "bridge"},
 		{"-n", sw, "link", "set", "br0", "up"},
-		{"link", "add", "s0", "netns", sw, "type", "veth", "peer", "name", "l1", "netns", t.LB()},
+		{"link", "add", "s0", "netns", sw, "type", "veth", "peer", "name", gwIf, "netns", gwNS},
 		{"-n", sw, "link", "set", "s0", "master", "br0", "up"},
-		{"-n", t.LB(), "addr", "add", gw.String() + "/24", "dev", "l1"},
-		{"-n", t.LB(), "addr", "add", gw6.String() + "/64", "dev", "l1", "nodad"},
-		{"-n", t.LB(), "link", "set", "l1", "up"},
+		{"-n", gwNS, "addr", "add", gw.String() + "/24", "dev", gwIf},
+		{"-n", gwNS, "addr", "add", gw6.String() + "/64", "dev", gwIf, "nodad"},
+		{"-n", gwNS, "link", "set", gwIf, "up"},
 	}
 	for i := 1; i <= t.Reals; i++ {
 		port, node := fmt.Sprintf("s%d", i), t.Real(i)
@@ -295,6 +300,11 @@ func (t Topology) Down() error {
 // nsenter rather than `ip netns exec`, which would give the command a
 // /sys of its own: maps a daemon pins there would vanish with it.
 func (t Topology) Exec(ns string, name string, args ...string) *exec.Cmd {
+	return ExecIn(ns, name, args...)
+}
+
+// ExecIn is Exec without a lab: a command in the network namespace ns.
+func ExecIn(ns string, name string, args ...string) *exec.Cmd {
 	return exec.Command("nsenter", append([]string{"--net=" + netns.Path(ns), "--", name}, args...)...)
 }
 

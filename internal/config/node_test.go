@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const nodeBase = `interfaces: [eth0]
+node:
+  local_ips: [10.0.2.11]
+  bgp:
+    asn: 65001
+    router_id: 10.0.21.2
+    peers: [{address: 10.0.21.1, asn: 65000}]
+services:
+  - {vip: 192.0.2.10, port: 80, protocol: tcp, reals: [{address: 10.0.10.11, port: 80}]}
+`
+
+// TestNodeSection checks each field's refusal, with its path.
+func TestNodeSection(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{"asn: 65001", "asn: 0", "node.bgp.asn: 0 is not an AS number"},
+		{"asn: 65001", "asn: 23456", "node.bgp.asn: 23456 is not an AS number"},
+		{"router_id: 10.0.21.2", "router_id: 2001:db8::1", `node.bgp.router_id: "2001:db8::1" is not a router id`},
+		{"peers: [{address: 10.0.21.1, asn: 65000}]", "peers: []", "node.bgp.peers: at least one peer is required"},
+		{"{address: 10.0.21.1, asn: 65000}", "{address: 10.0.21.1, asn: 65000}, {address: 10.0.21.1, asn: 65002}", "node.bgp.peers[1].address: 10.0.21.1 is also node.bgp.peers[0]"},
+		{"{address: 10.0.21.1, asn: 65000}", "{address: 10.0.21.1, asn: 65000, hold_time: 2}", "node.bgp.peers[0].hold_time: 2 is out of range"},
+		{"{address: 10.0.21.1, asn: 65000}", "{address: 10.0.21.1, asn: 65000, multihop: 256}", "node.bgp.peers[0].multihop: 256 is out of range"},
+		{"{address: 10.0.21.1, asn: 65000}", "{address: nope, asn: 65000}", `node.bgp.peers[0].address: "nope" is not an IP address`},
+		{"asn: 65001\n", "asn: 65001\n    communities: [\"65536:1\"]\n", `node.bgp.communities[0]: "65536:1" is not a community`},
+		{"asn: 65001\n", "asn: 65001\n    next_hop: 2001:db8::1\n", "node.bgp.next_hop: 2001:db8::1 is not an IPv4 address"},
+		{"asn: 65001\n", "asn: 65001\n    graceful_restart: 5000\n", "node.bgp.graceful_restart: 5000 is out of range"},
+		{"local_ips: [10.0.2.11]", "local_ips: [10.0.2.11, 10.0.2.11]", "node.local_ips[1]: 10.0.2.11 is also node.local_ips[0]"},
+		{"local_ips: [10.0.2.11]", "local_ips: [192.0.2.10]", "node.local_ips[0]: 192.0.2.10 is the VIP of services[0]"},
+		{"local_ips: [10.0.2.11]", "local_ips: [10.0.2.11]\n  shutdown_grace: -1", "node.shutdown_grace: -1 is out of range"},
+		{"protocol: tcp,", `protocol: tcp, bgp_communities: ["x"],`, `services[0].bgp_communities[0]: "x" is not a community`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			doc := strings.Replace(nodeBase, tc.from, tc.to, 1)
+			if doc == nodeBase {
+				t.Fatal("the edit changed nothing")
+			}
+			c, err := Parse([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestNodeDefaults: the defaults filled in, communities written by name.
+func TestNodeDefaults(t *testing.T) {
+	doc := strings.Replace(nodeBase, "asn: 65001\n", "asn: 65001\n    communities: [no-export, \"65000:7\"]\n", 1)
+	c, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.Desired()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := d.Node.BGP
+	if b.RestartTime != 120*time.Second || b.Peers[0].Port != 179 || b.Peers[0].HoldTime != 90*time.Second {
+		t.Errorf("defaults: %+v", b)
+	}
+	if got := d.Communities[d.Services[0].Key.VIP]; len(got) != 2 || got[0] != 0xffffff01 || got[1] != 65000<<16|7 {
+		t.Errorf("communities %x", got)
+	}
+	if c2 := c.Clone(); c2.Node == c.Node || c2.Node.BGP == c.Node.BGP {
+		t.Error("Clone shares the node section")
+	}
+}
