@@ -18,7 +18,7 @@ import (
 type NodeOptions struct {
 	// ShutdownGrace is node.shutdown_grace in seconds.
 	ShutdownGrace int
-	// HealthCheck adds a TCP health check to the services.
+	// HealthCheck adds a TCP health check to both services.
 	HealthCheck bool
 	// Reals are the reals the services have, 1-based (default: all).
 	Reals []int
@@ -49,8 +49,8 @@ func (c Cluster) NodeConfig(i int, o NodeOptions) string {
 	b.WriteString("services:\n")
 	for _, proto := range []string{"tcp", "udp"} {
 		fmt.Fprintf(&b, "  - {vip: %s, port: %d, protocol: %s, scheduler: mh", c.VIP(), topo.ServicePort, proto)
-		if o.HealthCheck && proto == "tcp" {
-			b.WriteString(", health_check: {type: tcp, interval: 0.2, timeout: 0.5, rise: 1, fall: 1}")
+		if o.HealthCheck {
+			b.WriteString(", health_check: {type: tcp, interval: 0.2, timeout: 0.15, rise: 1, fall: 2}")
 		}
 		b.WriteString(",\n     reals: [")
 		for k, j := range reals {
