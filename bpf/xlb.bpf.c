@@ -51,6 +51,7 @@
 #include "lib/synproxy_frames.h"
 #include "lib/stages.h"
 #include "lib/drop_sample.h"
+#include "lib/ct_sync.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -285,6 +286,8 @@ static __noinline int new_connection(struct pkt *pkt, const struct service *svc,
 		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
 	if (req->dropped)
 		count_ct(family, CT_STAT_HALF_OPEN_DROPS);
+	if (xlb_sync_enabled)
+		xlb_ct_sync_note(p->slot, family);
 	stage_end(XLB_STAGE_INSERT);
 	stage_count();
 	return XLB_CONTINUE;
@@ -315,11 +318,18 @@ static __noinline int process_flow(struct xdp_md *ctx, struct pkt *pkt,
 	if (e && (e->flags & CT_F_SYNPROXY))
 		synproxy_reopening(ctx, pkt, e, family);
 	if (e && !pkt->cookie_ok && !ct_reopens(e, pkt)) {
+		__u8 state = e->state;
+
 		if (e->flags & CT_F_REVERSE)
 			return reply_to_client(ctx, pkt, e, family);
 		ret = forward_to_real(ctx, pkt, e, false, family);
-		if (ret >= 0)
+		if (ret >= 0) {
+			/* the other nodes learn that it is established,
+			 * closing or closed */
+			if (xlb_sync_enabled && e->state != state)
+				xlb_ct_sync_note(probe.slot, family);
 			return ret;
+		}
 	}
 
 	flags = dst_flags(t);

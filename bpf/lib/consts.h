@@ -117,6 +117,13 @@
 #define XLB_DROP_SAMPLES_PER_SEC 1000
 #endif
 
+#ifndef XLB_SYNC_RING_BYTES
+#define XLB_SYNC_RING_BYTES                                                    \
+	1048576 /* ct_sync_events ring (8 bytes an
+				      * event, 16 with its header), a power
+				      * of 2 */
+#endif
+
 #ifndef XLB_NEIGH_RING_BYTES
 #define XLB_NEIGH_RING_BYTES 65536 /* neigh_requests ring, a power of 2 */
 #endif

@@ -205,6 +205,17 @@ struct {
 	__uint(max_entries, XLB_DROP_RING_BYTES);
 } drop_samples SEC(".maps");
 
+/* New and changed connections, while the daemon syncs them to other
+ * nodes (struct ct_sync_event). Not pinned: the next daemon resyncs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XLB_SYNC_RING_BYTES);
+} ct_sync_events SEC(".maps");
+
+/* 1 while the daemon syncs connections; the control plane sets it. 0:
+ * a new connection costs one load more than without sync. */
+volatile __u32 xlb_sync_enabled = 0;
+
 /* Per CPU, while someone listens: the reason of the last drop counted,
  * and the frames sampled in the current second. */
 struct drop_state {
@@ -229,6 +240,7 @@ volatile __u32 xlb_drop_listeners = 0;
  * the Go side's checks against the C definitions). */
 const struct neigh_request *neigh_request_type __attribute__((unused));
 const struct drop_sample *drop_sample_type __attribute__((unused));
+const struct ct_sync_event *ct_sync_event_type __attribute__((unused));
 const enum xlb_drop_sample_consts drop_sample_consts_type
 	__attribute__((unused));
 const enum xlb_drop_reason drop_reason_type __attribute__((unused));

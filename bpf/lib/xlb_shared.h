@@ -206,6 +206,15 @@ struct ct_ext {
 	__u8 pad;
 };
 
+/* A connection's forward entry is new or changed state: what the data
+ * path tells the daemon while it syncs connections to other nodes (the
+ * ct_sync_events ring). The daemon reads the entry from the slot. */
+struct ct_sync_event {
+	__u32 slot;
+	__u8 family; /* XLB_AF_INET or XLB_AF_INET6: which table */
+	__u8 pad[3];
+};
+
 /* ct_ext.hdr_state of a TOA, PROXY v2 or SYN-proxied connection. */
 enum ct_hdr_state {
 	CT_HDR_WAIT = 0,   /* TOA: the real's SYN-ACK not seen yet */
@@ -296,6 +305,8 @@ enum xlb_event {
 	EVENT_SYNPROXY_OPENED = 7, /* ... the real answered: both handshakes
 				    * joined */
 	EVENT_SYNPROXY_EARLY_KEPT = 8, /* ... client data kept until then */
+	EVENT_SYNC_LOST = 9, /* connection sync: an event the full ring lost
+			      * (the connection goes at the next refresh) */
 	EVENT_MAX,
 };
 

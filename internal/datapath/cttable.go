@@ -291,14 +291,21 @@ func (t *ctTable) claim(i, now uint32, timeouts ctTimeouts) bool {
 
 // publish is ct_publish: everything but the first word, then that word.
 func (t *ctTable) publish(i uint32, k ctKey, e xlbCtEntry, addr [4]uint32) {
+	t.publishOwned(i, k, e, addr, 0)
+}
+
+// publishOwned is publish of an entry node owner made (0: this one).
+func (t *ctTable) publishOwned(i uint32, k ctKey, e xlbCtEntry, addr [4]uint32, owner uint16) {
 	if t.v6 {
 		s := t.slot6(i)
 		s.Key, s.Addr6 = k.v6, addr
 		s.Ext, s.Reserved = xlbCt6Slot{}.Ext, xlbCt6Slot{}.Reserved
+		s.Ext.OwnerNode = owner
 	} else {
 		s := t.slot4(i)
 		s.Key, s.Addr4, s.Pad = k.v4, addr[0], 0
 		s.Ext, s.Reserved = xlbCt4Slot{}.Ext, xlbCt4Slot{}.Reserved
+		s.Ext.OwnerNode = owner
 	}
 	ent := t.entry(i)
 	ent.RealId, ent.Port, ent.Peer = e.RealId, e.Port, e.Peer
@@ -332,6 +339,16 @@ func (t *ctTable) insert(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, time
 	if pairOnly {
 		span = 2
 	}
+	return t.insertIn(k, e, addr, now, timeouts, span, 0)
+}
+
+// insertOwned is insert of a reverse entry node owner made (its home
+// pair only).
+func (t *ctTable) insertOwned(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts ctTimeouts, owner uint16) (uint32, error) {
+	return t.insertIn(k, e, addr, now, timeouts, 2, owner)
+}
+
+func (t *ctTable) insertIn(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts ctTimeouts, span uint32, owner uint16) (uint32, error) {
 	for range 4 { // a CPU may claim the same slot first
 		if _, ok, _, _ := t.find(k, now, timeouts, ctProbe); ok {
 			return 0, errConnExists
@@ -341,7 +358,7 @@ func (t *ctTable) insert(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, time
 			return 0, errTableFull
 		}
 		if t.claim(free, now, timeouts) {
-			t.publish(free, k, e, addr)
+			t.publishOwned(free, k, e, addr, owner)
 			return free, nil
 		}
 	}

@@ -66,6 +66,8 @@ type Datapath struct {
 	// unresolved are the real addresses whose next hop is not resolved
 	// (SetUnresolved); a real at one of them goes in out of scheduling.
 	unresolved map[netip.Addr]bool
+	// peerLocalIPs are the other nodes' local IPs (SetPeerLocalIPs).
+	peerLocalIPs map[netip.Addr]bool
 	// batching counts the open Batch calls; pend is what the changes
 	// since the last settle deferred, and emptyTable the schedule table
 	// of removed services (batch.go).

@@ -173,7 +173,7 @@ func (d *Datapath) syncLocalAddrs(addrs ...netip.Addr) error {
 		if d.reg.vips[a] > 0 {
 			flags |= addrVIP
 		}
-		if _, ok := d.reg.localIPs[a]; ok {
+		if _, ok := d.reg.localIPs[a]; ok || d.peerLocalIPs[a] {
 			flags |= addrLaddr
 		}
 		key := xlbServiceKey{Vip: toAddr(a), Family: familyOf(a)}

@@ -112,6 +112,7 @@ var EventNames = []string{
 	"syncookie_valid",     // ... an ACK returned a valid cookie: a SYN to the real
 	"synproxy_opened",     // ... the real answered: the connection is through
 	"synproxy_early_kept", // ... client data kept until the real answered
+	"sync_lost",           // connection sync: an event lost to a full ring
 }
 
 // Events returns how often each of the data path's events happened, by

@@ -120,6 +120,13 @@ const (
 	xlbCtStateCT_STATE_MAX   xlbCtState = 5
 )
 
+type xlbCtSyncEvent struct {
+	_      structs.HostLayout
+	Slot   uint32
+	Family uint8
+	Pad    [3]uint8
+}
+
 type xlbDropSample struct {
 	_       structs.HostLayout
 	Ns      uint64
@@ -375,7 +382,8 @@ const (
 	xlbXlbEventEVENT_SYNCOOKIE_VALID     xlbXlbEvent = 6
 	xlbXlbEventEVENT_SYNPROXY_OPENED     xlbXlbEvent = 7
 	xlbXlbEventEVENT_SYNPROXY_EARLY_KEPT xlbXlbEvent = 8
-	xlbXlbEventEVENT_MAX                 xlbXlbEvent = 9
+	xlbXlbEventEVENT_SYNC_LOST           xlbXlbEvent = 9
+	xlbXlbEventEVENT_MAX                 xlbXlbEvent = 10
 )
 
 type xlbXlbFamily uint32
@@ -435,6 +443,7 @@ const (
 	xlbMapCt6                  = "ct6"
 	xlbMapCtScratch            = "ct_scratch"
 	xlbMapCtStats              = "ct_stats"
+	xlbMapCtSyncEvents         = "ct_sync_events"
 	xlbMapDropSamples          = "drop_samples"
 	xlbMapDropStates           = "drop_states"
 	xlbMapDropStats            = "drop_stats"
@@ -470,6 +479,7 @@ const (
 	xlbVarCtHdrStateType       = "ct_hdr_state_type"
 	xlbVarCtStatType           = "ct_stat_type"
 	xlbVarCtStateType          = "ct_state_type"
+	xlbVarCtSyncEventType      = "ct_sync_event_type"
 	xlbVarDropReasonType       = "drop_reason_type"
 	xlbVarDropSampleConstsType = "drop_sample_consts_type"
 	xlbVarDropSampleType       = "drop_sample_type"
@@ -486,6 +496,7 @@ const (
 	xlbVarXlbStageClock        = "xlb_stage_clock"
 	xlbVarXlbStageNs           = "xlb_stage_ns"
 	xlbVarXlbSvcTimeouts       = "xlb_svc_timeouts"
+	xlbVarXlbSyncEnabled       = "xlb_sync_enabled"
 	xlbVarXlbSyncookies        = "xlb_syncookies"
 	xlbVarXlbTimeStages        = "xlb_time_stages"
 	xlbVarXlbXdpBytes          = "xlb_xdp_bytes"
@@ -545,6 +556,7 @@ type xlbMapSpecs struct {
 	Ct6             *ebpf.MapSpec `ebpf:"ct6"`
 	CtScratch       *ebpf.MapSpec `ebpf:"ct_scratch"`
 	CtStats         *ebpf.MapSpec `ebpf:"ct_stats"`
+	CtSyncEvents    *ebpf.MapSpec `ebpf:"ct_sync_events"`
 	DropSamples     *ebpf.MapSpec `ebpf:"drop_samples"`
 	DropStates      *ebpf.MapSpec `ebpf:"drop_states"`
 	DropStats       *ebpf.MapSpec `ebpf:"drop_stats"`
@@ -585,6 +597,7 @@ type xlbVariableSpecs struct {
 	CtHdrStateType       *ebpf.VariableSpec `ebpf:"ct_hdr_state_type"`
 	CtStatType           *ebpf.VariableSpec `ebpf:"ct_stat_type"`
 	CtStateType          *ebpf.VariableSpec `ebpf:"ct_state_type"`
+	CtSyncEventType      *ebpf.VariableSpec `ebpf:"ct_sync_event_type"`
 	DropReasonType       *ebpf.VariableSpec `ebpf:"drop_reason_type"`
 	DropSampleConstsType *ebpf.VariableSpec `ebpf:"drop_sample_consts_type"`
 	DropSampleType       *ebpf.VariableSpec `ebpf:"drop_sample_type"`
@@ -601,6 +614,7 @@ type xlbVariableSpecs struct {
 	XlbStageClock        *ebpf.VariableSpec `ebpf:"xlb_stage_clock"`
 	XlbStageNs           *ebpf.VariableSpec `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts       *ebpf.VariableSpec `ebpf:"xlb_svc_timeouts"`
+	XlbSyncEnabled       *ebpf.VariableSpec `ebpf:"xlb_sync_enabled"`
 	XlbSyncookies        *ebpf.VariableSpec `ebpf:"xlb_syncookies"`
 	XlbTimeStages        *ebpf.VariableSpec `ebpf:"xlb_time_stages"`
 	XlbXdpBytes          *ebpf.VariableSpec `ebpf:"xlb_xdp_bytes"`
@@ -631,6 +645,7 @@ type xlbMaps struct {
 	Ct6             *ebpf.Map `ebpf:"ct6"`
 	CtScratch       *ebpf.Map `ebpf:"ct_scratch"`
 	CtStats         *ebpf.Map `ebpf:"ct_stats"`
+	CtSyncEvents    *ebpf.Map `ebpf:"ct_sync_events"`
 	DropSamples     *ebpf.Map `ebpf:"drop_samples"`
 	DropStates      *ebpf.Map `ebpf:"drop_states"`
 	DropStats       *ebpf.Map `ebpf:"drop_stats"`
@@ -667,6 +682,7 @@ func (m *xlbMaps) Close() error {
 		m.Ct6,
 		m.CtScratch,
 		m.CtStats,
+		m.CtSyncEvents,
 		m.DropSamples,
 		m.DropStates,
 		m.DropStats,
@@ -708,6 +724,7 @@ type xlbVariables struct {
 	CtHdrStateType       *ebpf.Variable `ebpf:"ct_hdr_state_type"`
 	CtStatType           *ebpf.Variable `ebpf:"ct_stat_type"`
 	CtStateType          *ebpf.Variable `ebpf:"ct_state_type"`
+	CtSyncEventType      *ebpf.Variable `ebpf:"ct_sync_event_type"`
 	DropReasonType       *ebpf.Variable `ebpf:"drop_reason_type"`
 	DropSampleConstsType *ebpf.Variable `ebpf:"drop_sample_consts_type"`
 	DropSampleType       *ebpf.Variable `ebpf:"drop_sample_type"`
@@ -724,6 +741,7 @@ type xlbVariables struct {
 	XlbStageClock        *ebpf.Variable `ebpf:"xlb_stage_clock"`
 	XlbStageNs           *ebpf.Variable `ebpf:"xlb_stage_ns"`
 	XlbSvcTimeouts       *ebpf.Variable `ebpf:"xlb_svc_timeouts"`
+	XlbSyncEnabled       *ebpf.Variable `ebpf:"xlb_sync_enabled"`
 	XlbSyncookies        *ebpf.Variable `ebpf:"xlb_syncookies"`
 	XlbTimeStages        *ebpf.Variable `ebpf:"xlb_time_stages"`
 	XlbXdpBytes          *ebpf.Variable `ebpf:"xlb_xdp_bytes"`
