@@ -88,6 +88,7 @@ func writeNode(w io.Writer, st api.NodeStatus, now time.Time) {
 		state = "drained"
 	}
 	fmt.Fprintf(w, "Node:    %s, %s\n", st.Name, state)
+	defer writeSync(w, st.Sync)
 	if st.BGP == nil {
 		fmt.Fprintln(w, "BGP:     none (no node.bgp section)")
 		return
@@ -124,4 +125,29 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeSync prints the connection sync with every peer, both ways.
+func writeSync(w io.Writer, peers []api.SyncPeer) {
+	if len(peers) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Sync peer\tId\tAddress\tOut\tSent\tDropped\tQueued\tIn\tReceived\tInstalled\tRefreshed\tRefused")
+	for _, p := range peers {
+		out, in := "down", "down"
+		if p.OutConnected {
+			out = "up"
+		}
+		if p.InConnected {
+			in = "up"
+			if !p.Resynced {
+				in = "resyncing"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\n", p.Name, p.ID, p.Address, out, p.Sent, p.Dropped, p.Queued,
+			in, p.Received, p.Installed, p.Refreshed, p.Own+p.NoService+p.NoReal+p.Full)
+	}
+	tw.Flush()
 }

@@ -23,6 +23,39 @@ type NodeStatus struct {
 	Stopping bool `json:"stopping,omitempty"`
 	// BGP is nil without a bgp section.
 	BGP *BGPStatus `json:"bgp,omitempty"`
+	// Sync are the other nodes of the cluster and the connections
+	// synced with each, both ways (nil without a cluster section).
+	Sync []SyncPeer `json:"sync,omitempty"`
+}
+
+// SyncPeer is another node of the cluster and the connection sync with
+// it: what this node sent it (out) and installed from it (in).
+type SyncPeer struct {
+	Name    string `json:"name"`
+	ID      uint16 `json:"id"`
+	Address string `json:"address"`
+	// OutConnected: this node's sender is connected to the peer.
+	OutConnected bool `json:"out_connected"`
+	// Sent counts the connections sent (resyncs, events, refreshes);
+	// Dropped the events lost to a full queue (sync lagging).
+	Sent    uint64 `json:"sent"`
+	Dropped uint64 `json:"dropped"`
+	Queued  int    `json:"queued"`
+	Resyncs uint64 `json:"resyncs"`
+	// InConnected: the peer's sender is connected here; Resynced: its
+	// full resync is in.
+	InConnected bool   `json:"in_connected"`
+	Resynced    bool   `json:"resynced"`
+	Received    uint64 `json:"received"`
+	// Installed, Refreshed, Own, NoService, NoReal and Full count what
+	// became of the connections received.
+	Installed uint64 `json:"installed"`
+	Refreshed uint64 `json:"refreshed"`
+	Own       uint64 `json:"own"`
+	NoService uint64 `json:"no_service"`
+	NoReal    uint64 `json:"no_real"`
+	Full      uint64 `json:"full"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // BGPStatus is the node's BGP speaker: its peers and what it announces.
@@ -55,12 +88,16 @@ type BGPPeer struct {
 const (
 	RouteVIP     = "vip"
 	RouteLocalIP = "local_ip"
+	// RoutePeerLocalIP is another node's local IP, announced as a backup
+	// (a longer AS path): routers use it when that node's own route is
+	// gone, and its synced connections' replies then come here.
+	RoutePeerLocalIP = "peer_local_ip"
 )
 
 // RouteStatus is a host route of the node.
 type RouteStatus struct {
 	Prefix netip.Prefix `json:"prefix"`
-	// Kind is vip or local_ip.
+	// Kind is vip, local_ip or peer_local_ip.
 	Kind      string `json:"kind"`
 	Announced bool   `json:"announced"`
 	// Reason says why a route is withdrawn.
@@ -73,6 +110,7 @@ const (
 	WithdrawnNoReal   = "no real of its services takes connections"
 	WithdrawnDrained  = "the node is drained (xlb node drain)"
 	WithdrawnStopping = "the daemon is stopping"
+	WithdrawnSync     = "waiting for the other nodes' connections (sync)"
 )
 
 // ErrNoSpeaker is the error of a drain on a node without a bgp section:
@@ -131,6 +169,18 @@ func nodeWarnings(n *NodeStatus) []string {
 				msg += ": " + p.LastError
 			}
 			out = append(out, msg)
+		}
+	}
+	for _, p := range n.Sync {
+		if !p.OutConnected {
+			msg := fmt.Sprintf("connection sync to node %s (%s) is down: its flows that move here break", p.Name, p.Address)
+			if p.LastError != "" {
+				msg += ": " + p.LastError
+			}
+			out = append(out, msg)
+		}
+		if p.Dropped > 0 {
+			out = append(out, fmt.Sprintf("connection sync to node %s lagged: %d connections dropped from its queue", p.Name, p.Dropped))
 		}
 	}
 	for _, r := range n.BGP.Routes {

@@ -44,6 +44,9 @@ type Config struct {
 	// Node is this node's part of a file the nodes of a cluster share:
 	// its name, local IPs and BGP speaker.
 	Node *Node `yaml:"node,omitempty" json:"node,omitempty"`
+	// Cluster lists the cluster's nodes: their connection sync and local
+	// IPs.
+	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 	// Services are the virtual services.
 	Services []Service `yaml:"services" json:"services"`
 }
@@ -299,6 +302,7 @@ func (c *Config) Clone() *Config {
 		out.ExecChecks = &e
 	}
 	out.Node = c.Node.clone()
+	out.Cluster = c.Cluster.clone()
 	if c.Services != nil {
 		out.Services = make([]Service, len(c.Services))
 	}

@@ -35,6 +35,8 @@ type Desired struct {
 	MaxExecRunning int
 	// Node is the node section (its zero value without one).
 	Node NodeSettings
+	// Cluster is the cluster section, nil without one.
+	Cluster *ClusterSettings
 	// Communities are the BGP communities of each VIP's announcement:
 	// node.bgp.communities and those of every service of the VIP.
 	Communities map[netip.Addr][]uint32

@@ -94,6 +94,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 	}
 	ch.execChecks(c.ExecChecks, d)
 	d.Node = ch.node(c.Node)
+	ch.cluster(c.Cluster, c.Node, d)
 	ch.services(c.Services, d)
 	vips := vipsOf(c.Services)
 	ch.notVIPs(c.Services, vips)

@@ -174,6 +174,9 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 	loops.Go(func() { d.leastConnLoop(loopCtx) })
 	loops.Go(func() { d.connTableLoop(loopCtx) })
+	if err := d.startSync(loopCtx, &loops, d.cur); err != nil {
+		return err
+	}
 	loops.Go(func() { d.routeLoop(loopCtx) })
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -317,6 +320,9 @@ func (d *Daemon) apply(cfg *config.Config) (config.Changes, error) {
 		return config.Changes{}, err
 	}
 	if err := checkNodeChange(d.cur, want); err != nil {
+		return config.Changes{}, err
+	}
+	if err := checkClusterChange(d.cur, want); err != nil {
 		return config.Changes{}, err
 	}
 	if err := d.addrs.add(hostAddrs(want)); err != nil {

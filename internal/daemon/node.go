@@ -18,6 +18,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/api"
 	"github.com/xlb-dev/xlb/internal/bgp"
 	"github.com/xlb-dev/xlb/internal/config"
+	"github.com/xlb-dev/xlb/internal/ctsync"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -25,7 +26,8 @@ import (
 // announces the VIPs whose services can take connections and the local
 // IPs, and its drain state.
 type node struct {
-	speaker *bgp.Speaker // nil without a bgp section
+	speaker *bgp.Speaker   // nil without a bgp section
+	sync    *ctsync.Syncer // nil without a cluster section (cluster.go)
 	kick    chan struct{}
 
 	mu       sync.Mutex
@@ -98,10 +100,16 @@ func (d *Daemon) syncRoutes() {
 	d.mu.Unlock()
 	d.node.mu.Lock()
 	defer d.node.mu.Unlock()
-	routes := decideRoutes(st, cur, d.node.drained, d.node.stopping)
+	routes := decideRoutes(st, cur, nodeState{drained: d.node.drained, stopping: d.node.stopping, syncing: !d.syncReady()})
 	var announce []bgp.Route
 	for _, r := range routes {
-		if r.Announced {
+		switch {
+		case !r.Announced:
+		case r.Kind == api.RoutePeerLocalIP:
+			announce = append(announce, bgp.Route{Prefix: r.Prefix, Communities: cur.Node.BGP.Communities, Prepend: backupPrepend})
+		case r.Kind == api.RouteLocalIP:
+			announce = append(announce, bgp.Route{Prefix: r.Prefix, Communities: cur.Node.BGP.Communities})
+		default:
 			announce = append(announce, bgp.Route{Prefix: r.Prefix, Communities: cur.Communities[r.Prefix.Addr()]})
 		}
 	}
@@ -125,11 +133,23 @@ func (d *Daemon) syncRoutes() {
 	d.node.routes = routes
 }
 
+// backupPrepend is how many more times a node puts its AS number in the
+// path of another node's local IP: routers prefer that node's own route.
+const backupPrepend = 3
+
+// nodeState is what, besides the services, decides the routes.
+type nodeState struct {
+	drained, stopping bool
+	// syncing: the peers' connections are not all in yet.
+	syncing bool
+}
+
 // decideRoutes says, for every VIP and local IP of cur, whether it is
-// announced: a VIP while a service of it has a real taking connections
-// and the node is neither drained nor stopping; a local IP always (the
-// replies of the connections this node opened come back to it).
-func decideRoutes(st []loadbalancer.ServiceStatus, cur *config.Desired, drained, stopping bool) []api.RouteStatus {
+// announced: a VIP while a service of it has a real taking connections,
+// the node is neither drained nor stopping and, in a cluster, the peers'
+// connections are in; a local IP always (the replies of the connections
+// this node opened come back to it), and the other nodes' as backups.
+func decideRoutes(st []loadbalancer.ServiceStatus, cur *config.Desired, ns nodeState) []api.RouteStatus {
 	taking := map[netip.Addr]bool{}
 	for _, s := range st {
 		for _, r := range s.Reals {
@@ -158,12 +178,14 @@ func decideRoutes(st []loadbalancer.ServiceStatus, cur *config.Desired, drained,
 	for _, v := range vips {
 		r := api.RouteStatus{Prefix: netip.PrefixFrom(v, v.BitLen()), Kind: api.RouteVIP, Communities: communityNames(cur.Communities[v])}
 		switch {
-		case stopping:
+		case ns.stopping:
 			r.Reason = api.WithdrawnStopping
-		case drained:
+		case ns.drained:
 			r.Reason = api.WithdrawnDrained
 		case !taking[v]:
 			r.Reason = api.WithdrawnNoReal
+		case ns.syncing:
+			r.Reason = api.WithdrawnSync
 		default:
 			r.Announced = true
 		}
@@ -171,6 +193,11 @@ func decideRoutes(st []loadbalancer.ServiceStatus, cur *config.Desired, drained,
 	}
 	for _, l := range laddrs {
 		out = append(out, api.RouteStatus{Prefix: netip.PrefixFrom(l, l.BitLen()), Kind: api.RouteLocalIP, Announced: true})
+	}
+	if cur.Cluster != nil {
+		for _, l := range cur.Cluster.PeerLocalIPs() {
+			out = append(out, api.RouteStatus{Prefix: netip.PrefixFrom(l, l.BitLen()), Kind: api.RoutePeerLocalIP, Announced: !ns.stopping})
+		}
 	}
 	slices.SortStableFunc(out, func(a, b api.RouteStatus) int { return a.Prefix.Addr().Compare(b.Prefix.Addr()) })
 	return out
@@ -192,7 +219,7 @@ func (d *Daemon) Node() api.NodeStatus {
 	d.mu.Unlock()
 	d.node.mu.Lock()
 	defer d.node.mu.Unlock()
-	st := api.NodeStatus{Name: settings.Name, Drained: d.node.drained, Stopping: d.node.stopping}
+	st := api.NodeStatus{Name: settings.Name, Drained: d.node.drained, Stopping: d.node.stopping, Sync: d.syncStatus()}
 	if st.Name == "" {
 		st.Name, _ = os.Hostname()
 	}

@@ -103,7 +103,7 @@ func TestDecideRoutes(t *testing.T) {
 				"192.0.2.20/32 vip false (" + api.WithdrawnStopping + ") 65000:1\n2001:db8:2::11/128 local_ip true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := brief(decideRoutes(statusOf(d, tc.down...), d, tc.drained, tc.stopping))
+			got := brief(decideRoutes(statusOf(d, tc.down...), d, nodeState{drained: tc.drained, stopping: tc.stopping}))
 			if got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
@@ -145,5 +145,32 @@ func TestCheckNodeChange(t *testing.T) {
 				t.Errorf("err %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// clusterNodes is clusterConfig as node n1 of a cluster of two.
+const clusterNodes = `
+cluster:
+  nodes:
+    - {name: n1, address: 10.99.1.2, local_ips: [10.100.2.11]}
+    - {name: n2, address: 10.99.2.2, local_ips: [10.100.2.12]}
+`
+
+// TestDecideRoutesInACluster: the other node's local IP is announced as
+// a backup, and the VIPs wait for the peers' connections.
+func TestDecideRoutesInACluster(t *testing.T) {
+	yaml := strings.Replace(clusterConfig, "  local_ips: [10.100.2.11, 2001:db8:2::11]\n", "", 1) + clusterNodes
+	d := desired(t, yaml)
+	if got := fmt.Sprint(d.Services[0].LocalIPs); got != "[10.100.2.11]" {
+		t.Fatalf("n1's local IPs from the cluster section: %s", got)
+	}
+	got := brief(decideRoutes(statusOf(d), d, nodeState{syncing: true}))
+	want := "10.100.2.11/32 local_ip true\n10.100.2.12/32 peer_local_ip true\n10.100.2.99/32 local_ip true\n" +
+		"192.0.2.10/32 vip false (" + api.WithdrawnSync + ") 65000:1,65000:80\n192.0.2.20/32 vip false (" + api.WithdrawnSync + ") 65000:1"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if err := checkClusterChange(d, desired(t, strings.Replace(yaml, "10.99.2.2", "10.99.2.3", 1))); err == nil {
+		t.Error("a cluster change applied without a restart")
 	}
 }

@@ -240,13 +240,18 @@ func TestClusterAnnounceWithdraw(t *testing.T) {
 	}
 	await("after the hand-over", 1, 2)
 
-	// a stop withdraws the VIP, then (after the grace) the local IP
+	// a stop withdraws the VIP, then (after the grace) the local IP,
+	// which node1 announces as a backup
+	laddr2 := netip.PrefixFrom(c.NodeLocalIP(2), 32)
+	if hops, err := c.NextHops(laddr2); err != nil || !slices.Equal(hops, c.NodeAddrs(2)) {
+		t.Errorf("node2's local IP goes via %v (%v), want node2 (node1's backup route is longer)", hops, err)
+	}
 	if err := ds[1].Stop(); err != nil {
 		t.Fatal(err)
 	}
 	await("node2 stopped", 1)
-	if hops, err := c.AwaitNextHops(netip.PrefixFrom(c.NodeLocalIP(2), 32), nil, 10*time.Second); err != nil {
-		t.Errorf("node2 stopped: its local IP still goes via %v: %v", hops, err)
+	if hops, err := c.AwaitNextHops(laddr2, c.NodeAddrs(1), 10*time.Second); err != nil {
+		t.Errorf("node2 stopped: its local IP goes via %v, want node1's backup: %v", hops, err)
 	}
 	if !strings.Contains(ds[1].Log(), "VIPs withdrawn; forwarding for the shutdown grace") {
 		t.Errorf("node2 did not log its shutdown grace:\n%s", ds[1].Log())

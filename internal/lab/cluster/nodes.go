@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -29,8 +30,8 @@ type NodeOptions struct {
 // real for a flow.
 func (c Cluster) VIP() netip.Addr { return c.addr(0, 10) }
 
-// NodeConfig is node i's configuration: the services every node shares,
-// and its node section (its local IP, its router).
+// NodeConfig is node i's configuration: the cluster and the services
+// every node shares, and its node section (its name, its router).
 func (c Cluster) NodeConfig(i int, o NodeOptions) string {
 	reals := o.Reals
 	if reals == nil {
@@ -40,7 +41,12 @@ func (c Cluster) NodeConfig(i int, o NodeOptions) string {
 	}
 	var b strings.Builder
 	b.WriteString("interfaces: [n0]\n")
-	fmt.Fprintf(&b, "node:\n  name: node%d\n  local_ips: [%s]\n", i, c.NodeLocalIP(i))
+	// every node's local IP and connection sync, the same on every node
+	b.WriteString("cluster:\n  nodes:\n")
+	for j := 1; j <= c.Nodes; j++ {
+		fmt.Fprintf(&b, "    - {name: node%d, address: %s, local_ips: [%s]}\n", j, c.NodeAddr(j), c.NodeLocalIP(j))
+	}
+	fmt.Fprintf(&b, "node:\n  name: node%d\n", i)
 	if o.ShutdownGrace > 0 {
 		fmt.Fprintf(&b, "  shutdown_grace: %d\n", o.ShutdownGrace)
 	}
@@ -135,4 +141,23 @@ func (c Cluster) AllNodes() []int {
 func (c Cluster) AwaitVIP(nodes []int, limit time.Duration) error {
 	_, err := c.AwaitNextHops(netip.PrefixFrom(c.VIP(), 32), c.NodeAddrs(nodes...), limit)
 	return err
+}
+
+// Silence makes node i silent at the router, as a node whose machine
+// dies without its link going down: the router drops everything from
+// and to it, and notices only when the BGP hold time passes.
+func (c Cluster) Silence(i int) error {
+	dev := fmt.Sprintf("rn%d", i)
+	rules := fmt.Sprintf(`table inet xlb_lab_dead_%d {
+  chain cin { type filter hook input priority 0; iifname %q drop; }
+  chain cout { type filter hook output priority 0; oifname %q drop; }
+  chain cfwd { type filter hook forward priority 0; iifname %q drop; oifname %q drop; }
+}
+`, i, dev, dev, dev, dev)
+	cmd := exec.Command("ip", "netns", "exec", c.Router(), "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("silence node%d at the router: %w: %s", i, err, out)
+	}
+	return nil
 }

@@ -233,3 +233,8 @@ func ParseAnswer(proto, body string) Answer { return parseAnswer(proto, body) }
 
 // WaitServers waits until every real's server answers.
 func (t Topology) WaitServers(ctx context.Context) error { return waitServers(ctx, t) }
+
+// HTTPGetWithin is HTTPGet with a connection timeout of its own.
+func HTTPGetWithin(ctx context.Context, addr string, connect time.Duration) (string, error) {
+	return httpGetWithin(ctx, addr, connect)
+}
