@@ -42,6 +42,10 @@ Scenarios:
                services loaded, against nft loading them as DNAT rules
   datapath     per-packet cost through BPF_PROG_RUN vs bare XDP_TX, per
                connection-table size (--flows; default 1k..10M, 2.2 GB)
+  cluster      a cluster of --nodes (1,2,3) xlb nodes behind an FRR router
+               (ECMP, BGP, connection sync): --streams (150) concurrent
+               streams and new connections through the VIP, the spread
+               over the nodes
 
 Connection scenarios (XDP TCP endpoints and real applications, DUTs xlb,
 nft, haproxy, direct; xdp-fwd with the XDP endpoints):
@@ -121,6 +125,8 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
 	f.IntSliceVar(&o.Services, "services", nil, "apply: service counts (default 1000,10000)")
+	f.IntSliceVar(&o.Nodes, "nodes", nil, "cluster: node counts, a cluster each (default 1,2,3)")
+	f.IntVar(&o.Streams, "streams", 0, "cluster: concurrent streams of the throughput trial (default 150)")
 	f.IntVar(&o.Repeat, "repeat", 0, "datapath: BPF_PROG_RUN runs per figure (default 1000000); throughput: trials per TCP_STREAM test, the median counts (default 1)")
 	f.IntSliceVar(&o.CPUs, "cpus", nil, "CPUs of the generator's senders, one sender each (default 0)")
 	f.IntSliceVar(&o.Cores, "cores", nil, "cps: sender core counts, each a search (default 1)")

@@ -24,6 +24,8 @@ type Options struct {
 	MaxIterations int           `json:"max_iterations"`
 	Repeat        int           `json:"repeat,omitempty"`   // datapath: BPF_PROG_RUN runs per figure
 	Services      []int         `json:"services,omitempty"` // apply: service counts
+	Nodes         []int         `json:"nodes,omitempty"`    // cluster: node counts
+	Streams       int           `json:"streams,omitempty"`  // cluster: concurrent streams
 	Cores         []int         `json:"cores,omitempty"`    // cps: sender core counts
 	Conns         []int         `json:"conns,omitempty"`    // cc: concurrent connections held
 	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`

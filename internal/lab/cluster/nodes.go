@@ -41,12 +41,16 @@ func (c Cluster) NodeConfig(i int, o NodeOptions) string {
 	}
 	var b strings.Builder
 	b.WriteString("interfaces: [n0]\n")
-	// every node's local IP and connection sync, the same on every node
-	b.WriteString("cluster:\n  nodes:\n")
-	for j := 1; j <= c.Nodes; j++ {
-		fmt.Fprintf(&b, "    - {name: node%d, address: %s, local_ips: [%s]}\n", j, c.NodeAddr(j), c.NodeLocalIP(j))
+	if c.Nodes == 1 {
+		fmt.Fprintf(&b, "node:\n  name: node%d\n  local_ips: [%s]\n", i, c.NodeLocalIP(i))
+	} else {
+		// every node's local IP and connection sync, the same on every node
+		b.WriteString("cluster:\n  nodes:\n")
+		for j := 1; j <= c.Nodes; j++ {
+			fmt.Fprintf(&b, "    - {name: node%d, address: %s, local_ips: [%s]}\n", j, c.NodeAddr(j), c.NodeLocalIP(j))
+		}
+		fmt.Fprintf(&b, "node:\n  name: node%d\n", i)
 	}
-	fmt.Fprintf(&b, "node:\n  name: node%d\n", i)
 	if o.ShutdownGrace > 0 {
 		fmt.Fprintf(&b, "  shutdown_grace: %d\n", o.ShutdownGrace)
 	}

@@ -18,6 +18,9 @@ func (r *Results) charts(dir string) ([]string, error) {
 	if slices.Contains(connScenarios, r.Scenario) {
 		return r.connReport().Charts(dir)
 	}
+	if r.Cluster != nil {
+		return r.Cluster.Charts(dir)
+	}
 	if r.Scenario != "datapath" {
 		return r.frameReport().Charts(dir)
 	}

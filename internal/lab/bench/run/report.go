@@ -20,7 +20,7 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	conn := slices.Contains(connScenarios, r.Scenario)
 	if conn {
 		fmt.Fprintf(w, "Trials of %v, sender CPUs %v, %d reals. XDP endpoints: client in the client namespace, stateless server on every real.\n\n", o.Duration, o.CPUs, o.Reals)
-	} else if r.Scenario != "datapath" && r.Scenario != "apply" {
+	} else if r.Scenario != "datapath" && r.Scenario != "apply" && r.Scenario != "cluster" {
 		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
 			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
 	}
@@ -41,6 +41,10 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 		}
 	case "apply":
 		fmt.Fprintf(w, "## Configuration at scale\n\n%s", r.Apply.Markdown())
+	case "cluster":
+		fmt.Fprintf(w, "## A cluster of xlb nodes behind an ECMP router\n\nTrials of %v: %d concurrent HTTP streams (kernel sockets, "+
+			"GET /stream of 64 MiB again and again), then %d workers opening connections (connect, GET /, reset), from the client "+
+			"through the router to the VIP; %d reals; scheduler mh.\n\n%s", o.Duration, o.Streams, r.Cluster.Workers(), o.Reals, r.Cluster.Markdown())
 	case "datapath":
 		fmt.Fprintf(w, "## Per-packet cost through BPF_PROG_RUN (%d runs per figure), ratios to bare XDP_TX\n\n%s", r.Cost.Repeat, r.Cost.Markdown())
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
+	"github.com/xlb-dev/xlb/internal/lab/bench/clusterbench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
@@ -45,6 +46,8 @@ type Results struct {
 	Cost *dpcost.Table `json:"datapath_cost,omitempty"`
 	// Apply is the apply scenario's table.
 	Apply *cfgscale.Table `json:"apply,omitempty"`
+	// Cluster is the cluster scenario's table.
+	Cluster *clusterbench.Table `json:"cluster,omitempty"`
 }
 
 func newResults(scenario string, o bench.Options) *Results {
@@ -100,6 +103,11 @@ func (r *Results) writeCSV(w io.Writer) error {
 		_ = cw.WriteAll(r.Apply.CSVRows())
 		return cw.Error()
 	}
+	if r.Cluster != nil {
+		_ = cw.Write(clusterbench.CSVHeader)
+		_ = cw.WriteAll(r.Cluster.CSVRows())
+		return cw.Error()
+	}
 	if r.Cost != nil {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 		_ = cw.Write(costHeader)
@@ -125,6 +133,11 @@ func (r *Results) Check() error {
 			return fmt.Errorf("no apply table")
 		}
 		return r.Apply.Check(r.Options.Services, true)
+	case "cluster":
+		if r.Cluster == nil {
+			return fmt.Errorf("no cluster table")
+		}
+		return r.Cluster.Check(r.Options.Nodes)
 	}
 	if slices.Contains(connScenarios, r.Scenario) {
 		return r.connReport().Check()

@@ -12,6 +12,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
+	"github.com/xlb-dev/xlb/internal/lab/bench/clusterbench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dpcost"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
@@ -21,7 +22,7 @@ import (
 
 // Scenarios are what `xlb bench` runs.
 var Scenarios = []string{"pps", "frame-sizes", "rfc2544", "multiflow", "datapath",
-	"cps", "cc", "throughput", "latency", "redis", "http", "synflood", "apply"}
+	"cps", "cc", "throughput", "latency", "redis", "http", "synflood", "apply", "cluster"}
 
 // connScenarios are the scenarios of connections through the DUTs (the
 // XDP endpoints and real applications): their DUTs are xlb, nft,
@@ -34,6 +35,18 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 		o.DUTs = []string{"xlb", "nft"}
 		if len(o.Services) == 0 {
 			o.Services = []int{1000, 10000}
+		}
+	}
+	if scenario == "cluster" {
+		o.DUTs = []string{"xlb"}
+		if len(o.Nodes) == 0 {
+			o.Nodes = []int{1, 2, 3}
+		}
+		if o.Streams == 0 {
+			o.Streams = 150
+		}
+		if o.Reals == 0 {
+			o.Reals = 3
 		}
 	}
 	if scenario == "datapath" {
@@ -114,6 +127,20 @@ func validate(o bench.Options, scenario string) error {
 			if n < 1 || n > 65536 {
 				return fmt.Errorf("apply: %d services: want 1 to 65536", n)
 			}
+		}
+		return nil
+	}
+	if scenario == "cluster" {
+		for _, n := range o.Nodes {
+			if n < 1 || n > 8 {
+				return fmt.Errorf("cluster: %d nodes: want 1 to 8", n)
+			}
+		}
+		if o.Streams < 1 || o.Streams > 1000 {
+			return fmt.Errorf("cluster: %d streams: want 1 to 1000", o.Streams)
+		}
+		if o.Duration < time.Second {
+			return fmt.Errorf("cluster: duration %v: want at least 1s", o.Duration)
 		}
 		return nil
 	}
@@ -221,6 +248,8 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 		return res, runDatapath(res, opts)
 	case "apply":
 		return res, runApply(ctx, res, opts)
+	case "cluster":
+		return res, runCluster(ctx, res, opts)
 	}
 	env, err := bench.NewEnv(topo.Topology{Name: opts.LabName, Net: opts.LabNet, Reals: opts.Reals}, opts.Self)
 	if err != nil {
@@ -307,6 +336,26 @@ func runApply(ctx context.Context, res *Results, o bench.Options) error {
 	}
 	res.DUTs["xlb"] = "xlb " + res.Revision + ": the daemon, through its API"
 	res.DUTs["nft"] = table.NftVersion + ": the same services as DNAT rules"
+	res.Finished = time.Now()
+	return nil
+}
+
+// runCluster measures clusters of xlb nodes behind an ECMP router, per
+// node count (clusterbench).
+func runCluster(ctx context.Context, res *Results, o bench.Options) error {
+	progress := func(line string) {
+		if o.Progress != nil && !o.JSONProgress {
+			fmt.Fprintf(o.Progress, "[cluster] %s\n", line)
+		}
+	}
+	table, err := clusterbench.Measure(ctx, clusterbench.Options{Nodes: o.Nodes, Streams: o.Streams, Duration: o.Duration,
+		Reals: o.Reals, Self: o.Self, LabName: o.LabName, LabNet: o.LabNet}, progress)
+	res.Cluster = table
+	if err != nil {
+		return err
+	}
+	res.DUTs["xlb"] = "xlb " + res.Revision + ": a daemon on every node, BGP to the router, connection sync between nodes"
+	res.DUTs["router"] = table.FRR + " in the router namespace, ECMP over the nodes"
 	res.Finished = time.Now()
 	return nil
 }
