@@ -23,6 +23,9 @@ type NodeOptions struct {
 	HealthCheck bool
 	// Reals are the reals the services have, 1-based (default: all).
 	Reals []int
+	// NoSync leaves the cluster section out: each node has its own
+	// local IP and syncs nothing (what sync costs is the difference).
+	NoSync bool
 }
 
 // VIP is the cluster's VIP; its services are TCP and UDP on
@@ -41,7 +44,7 @@ func (c Cluster) NodeConfig(i int, o NodeOptions) string {
 	}
 	var b strings.Builder
 	b.WriteString("interfaces: [n0]\n")
-	if c.Nodes == 1 {
+	if c.Nodes == 1 || o.NoSync {
 		fmt.Fprintf(&b, "node:\n  name: node%d\n  local_ips: [%s]\n", i, c.NodeLocalIP(i))
 	} else {
 		// every node's local IP and connection sync, the same on every node

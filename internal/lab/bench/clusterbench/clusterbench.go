@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type Options struct {
 // Row is one node count's figures.
 type Row struct {
 	Nodes int `json:"nodes"`
+	// NoSync: the nodes synced no connections (the row that shows what
+	// sync costs).
+	NoSync bool `json:"no_sync,omitempty"`
 	// StreamBytes were received over the throughput trial's StreamSecs
 	// by Streams streams; StreamsPerNode counts the streams by the node
 	// that carried them (its local IP, as the real saw it).
@@ -64,6 +68,8 @@ type Row struct {
 	ConnErrors   uint64         `json:"conn_errors"`
 	ConnSecs     float64        `json:"conn_seconds"`
 	ConnsPerNode map[string]int `json:"conns_per_node"`
+	// ConnErrorSamples are the first few errors.
+	ConnErrorSamples []string `json:"conn_error_samples,omitempty"`
 	// Synced counts the connections the nodes sent each other and
 	// SyncDropped those lost to a full queue.
 	Synced      uint64 `json:"synced"`
@@ -79,6 +85,12 @@ func (r Row) CPS() float64 { return float64(r.Conns) / r.ConnSecs }
 // Table is the run's rows.
 type Table struct {
 	Rows []Row `json:"rows"`
+	// Changes are the held connections' fate through a node added,
+	// drained and killed, in a cluster of the most nodes asked (3 at
+	// least; none with fewer).
+	Changes []cluster.Change `json:"changes,omitempty"`
+	// ChangesNodes is that cluster's size.
+	ChangesNodes int `json:"changes_nodes,omitempty"`
 	// FRR is the router's version.
 	FRR string `json:"frr"`
 }
@@ -110,9 +122,21 @@ func Measure(ctx context.Context, o Options, progress func(string)) (*Table, err
 		}
 	}
 	t := &Table{FRR: frrVersion()}
+	type run struct {
+		nodes  int
+		noSync bool
+	}
+	var runs []run
 	for _, n := range o.Nodes {
-		progress(fmt.Sprintf("%d nodes: building the cluster", n))
-		row, err := measureNodes(ctx, o, n, progress)
+		runs = append(runs, run{nodes: n})
+	}
+	if most := slices.Max(o.Nodes); most > 1 {
+		runs = append(runs, run{nodes: most, noSync: true})
+	}
+	for _, ru := range runs {
+		n := ru.nodes
+		progress(fmt.Sprintf("%d nodes (sync %v): building the cluster", n, !ru.noSync))
+		row, err := measureNodes(ctx, o, n, ru.noSync, progress)
 		if err != nil {
 			return t, fmt.Errorf("%d nodes: %w", n, err)
 		}
@@ -120,10 +144,39 @@ func Measure(ctx context.Context, o Options, progress func(string)) (*Table, err
 		progress(fmt.Sprintf("%d nodes: %.2f Gbit/s over %d streams %v, %.0f connections/s %v, %d errors",
 			n, row.Gbps(), row.Streams, row.StreamsPerNode, row.CPS(), row.ConnsPerNode, row.ConnErrors))
 	}
+	if most := slices.Max(o.Nodes); most >= 3 {
+		progress(fmt.Sprintf("%d nodes: %d held connections through a node added, drained and killed", most, o.Streams))
+		changes, err := measureChanges(ctx, o, most, progress)
+		t.Changes, t.ChangesNodes = changes, most
+		if err != nil {
+			return t, fmt.Errorf("node changes: %w", err)
+		}
+	}
 	return t, nil
 }
 
-func measureNodes(ctx context.Context, o Options, n int, progress func(string)) (row Row, err error) {
+func measureChanges(ctx context.Context, o Options, n int, progress func(string)) (out []cluster.Change, err error) {
+	c := cluster.New(o.LabName, o.LabNet, n, o.Reals)
+	if err := c.Up(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if derr := c.Down(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+	srvs, err := c.StartServers(topo.XLBServe(o.Self), false)
+	if err != nil {
+		return nil, err
+	}
+	defer srvs.Stop()
+	if err := c.WaitServers(ctx); err != nil {
+		return nil, err
+	}
+	return c.NodeChanges(ctx, o.Self, o.Streams, progress)
+}
+
+func measureNodes(ctx context.Context, o Options, n int, noSync bool, progress func(string)) (row Row, err error) {
 	c := cluster.New(o.LabName, o.LabNet, n, o.Reals)
 	if err := c.Up(); err != nil {
 		return row, err
@@ -141,7 +194,7 @@ func measureNodes(ctx context.Context, o Options, n int, progress func(string)) 
 	if err := c.WaitServers(ctx); err != nil {
 		return row, err
 	}
-	ds, err := c.StartNodes(ctx, o.Self, cluster.NodeOptions{})
+	ds, err := c.StartNodes(ctx, o.Self, cluster.NodeOptions{NoSync: noSync})
 	if err != nil {
 		return row, err
 	}
@@ -153,7 +206,7 @@ func measureNodes(ctx context.Context, o Options, n int, progress func(string)) 
 	if err := c.AwaitVIP(c.AllNodes(), 30*time.Second); err != nil {
 		return row, err
 	}
-	row = Row{Nodes: n, Streams: o.Streams, Workers: o.Workers}
+	row = Row{Nodes: n, NoSync: noSync, Streams: o.Streams, Workers: o.Workers}
 	progress(fmt.Sprintf("%d nodes: %d streams for %v", n, o.Streams, o.Duration))
 	if err := streams(ctx, c, o, &row); err != nil {
 		return row, fmt.Errorf("streams: %w", err)
@@ -262,6 +315,11 @@ func openConns(ctx context.Context, c cluster.Cluster, o Options, row *Row) erro
 					answer, err := oneConn(ctx, vip)
 					if err != nil {
 						failed.Add(1)
+						mu.Lock()
+						if len(row.ConnErrorSamples) < 5 {
+							row.ConnErrorSamples = append(row.ConnErrorSamples, err.Error())
+						}
+						mu.Unlock()
 						continue
 					}
 					ok.Add(1)
