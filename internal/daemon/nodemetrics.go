@@ -19,6 +19,8 @@ type nodeSource interface {
 // routes.
 type nodeMetrics struct {
 	drained, peerUp, peerRoutes, routeAnnounced *prometheus.Desc
+	syncUp, syncSent, syncDropped, syncReceived *prometheus.Desc
+	syncInstalls                                *prometheus.Desc
 }
 
 func newNodeMetrics() nodeMetrics {
@@ -32,11 +34,19 @@ func newNodeMetrics() nodeMetrics {
 		routeAnnounced: desc("bgp_route_announced",
 			"1 when the node announces the route (a VIP while a real of its services takes connections and the node is not drained; a local IP always).",
 			"prefix", "kind"),
+		syncUp: desc("sync_peer_connected", "1 while the connection sync with the peer node is connected: out (this node sends) or in (the peer sends).",
+			"peer", "direction"),
+		syncSent:     desc("sync_sent_total", "Connections sent to the peer node: full resyncs, events and refreshes.", "peer"),
+		syncDropped:  desc("sync_dropped_total", "Connection events for the peer node lost to a full queue (sync lagging).", "peer"),
+		syncReceived: desc("sync_received_total", "Connections received from the peer node.", "peer"),
+		syncInstalls: desc("sync_installs_total",
+			"What became of the connections received from the peer node: installed, refreshed, own (this node has its own), no_service, no_real, full.",
+			"peer", "result"),
 	}
 }
 
 func (m nodeMetrics) describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.drained, m.peerUp, m.peerRoutes, m.routeAnnounced} {
+	for _, d := range []*prometheus.Desc{m.drained, m.peerUp, m.peerRoutes, m.routeAnnounced, m.syncUp, m.syncSent, m.syncDropped, m.syncReceived, m.syncInstalls} {
 		ch <- d
 	}
 }
@@ -46,6 +56,20 @@ func (m nodeMetrics) collect(ch chan<- prometheus.Metric, n api.NodeStatus) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	one := map[bool]float64{true: 1}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	for _, p := range n.Sync {
+		gauge(m.syncUp, one[p.OutConnected], p.Name, "out")
+		gauge(m.syncUp, one[p.InConnected], p.Name, "in")
+		counter(m.syncSent, p.Sent, p.Name)
+		counter(m.syncDropped, p.Dropped, p.Name)
+		counter(m.syncReceived, p.Received, p.Name)
+		for result, v := range map[string]uint64{"installed": p.Installed, "refreshed": p.Refreshed, "own": p.Own,
+			"no_service": p.NoService, "no_real": p.NoReal, "full": p.Full} {
+			counter(m.syncInstalls, v, p.Name, result)
+		}
+	}
 	if n.BGP == nil {
 		return
 	}
