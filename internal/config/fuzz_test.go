@@ -64,9 +64,27 @@ func normalized(c *Config) *Config {
 	if len(n.Services) == 0 {
 		n.Services = nil
 	}
+	if n.Node != nil {
+		n.Node.LocalIPs = nilIfEmpty(n.Node.LocalIPs)
+		if b := n.Node.BGP; b != nil {
+			b.Communities = nilIfEmpty(b.Communities)
+			if len(b.Peers) == 0 {
+				b.Peers = nil
+			}
+		}
+	}
+	if n.Cluster != nil {
+		if len(n.Cluster.Nodes) == 0 {
+			n.Cluster.Nodes = nil
+		}
+		for i := range n.Cluster.Nodes {
+			n.Cluster.Nodes[i].LocalIPs = nilIfEmpty(n.Cluster.Nodes[i].LocalIPs)
+		}
+	}
 	for i := range n.Services {
 		s := &n.Services[i]
 		s.LocalIPs = nilIfEmpty(s.LocalIPs)
+		s.BGPCommunities = nilIfEmpty(s.BGPCommunities)
 		if len(s.Reals) == 0 {
 			s.Reals = nil
 		}

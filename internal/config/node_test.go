@@ -3,6 +3,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,64 @@ func TestNodeDefaults(t *testing.T) {
 	}
 	if c2 := c.Clone(); c2.Node == c.Node || c2.Node.BGP == c.Node.BGP {
 		t.Error("Clone shares the node section")
+	}
+}
+
+const clusterBase = `interfaces: [eth0]
+cluster:
+  nodes:
+    - {name: n1, address: 10.0.21.2, local_ips: [10.0.2.11]}
+    - {name: n2, address: 10.0.22.2, local_ips: [10.0.2.12]}
+node:
+  name: n1
+services:
+  - {vip: 192.0.2.10, port: 80, protocol: tcp, reals: [{address: 10.0.10.11, port: 80}]}
+`
+
+// TestClusterSection checks the cluster section's refusals and what it
+// gives the node.
+func TestClusterSection(t *testing.T) {
+	for _, tc := range []struct{ from, to, want string }{
+		{"  name: n1\n", "  name: n9\n", `node.name: "n9" is not the name of any of cluster.nodes`},
+		{"node:\n  name: n1\n", "node:\n  shutdown_grace: 1\n", "node.name: with a cluster section, node.name says which"},
+		{"  name: n1\n", "  name: n1\n  local_ips: [10.0.2.99]\n", "node.local_ips: with a cluster section"},
+		{"{name: n2, address: 10.0.22.2", "{name: n1, address: 10.0.22.2", `cluster.nodes[1].name: "n1" is also the name of cluster.nodes[0]`},
+		{"address: 10.0.22.2", "address: 10.0.21.2", "cluster.nodes[1].address: 10.0.21.2 is also the address of cluster.nodes[0]"},
+		{"local_ips: [10.0.2.12]", "local_ips: [10.0.2.11]", "cluster.nodes[1].local_ips[0]: 10.0.2.11 is also a local IP of n1"},
+		{"{name: n2, address: 10.0.22.2", "{name: n2, id: 1, address: 10.0.22.2", "cluster.nodes[1].id: 1 is also the id of cluster.nodes[0]"},
+		{"{name: n2, address: 10.0.22.2", "{name: n2, id: 70000, address: 10.0.22.2", "cluster.nodes[1].id: 70000 is out of range"},
+		{"    - {name: n2, address: 10.0.22.2, local_ips: [10.0.2.12]}\n", "", "cluster.nodes: a cluster has two nodes at least"},
+		{"cluster:\n", "cluster:\n  sync_port: 70000\n", "cluster.sync_port: 70000 is not a port"},
+		{"address: 10.0.22.2", "address: nope", `cluster.nodes[1].address: "nope" is not a node's address`},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			doc := strings.Replace(clusterBase, tc.from, tc.to, 1)
+			if doc == clusterBase {
+				t.Fatal("the edit changed nothing")
+			}
+			c, err := Parse([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+	c, err := Parse([]byte(clusterBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := c.Desired()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := d.Cluster
+	if cl.Self.Name != "n1" || cl.Self.ID != 1 || len(cl.Peers) != 1 || cl.Peers[0].ID != 2 || cl.SyncPort != 8848 ||
+		cl.SyncRefresh != 30*time.Second || fmt.Sprint(d.Services[0].LocalIPs) != "[10.0.2.11]" || fmt.Sprint(cl.PeerLocalIPs()) != "[10.0.2.12]" {
+		t.Errorf("cluster settings %+v, service local IPs %v", cl, d.Services[0].LocalIPs)
+	}
+	if c2 := c.Clone(); c2.Cluster == c.Cluster || &c2.Cluster.Nodes[0] == &c.Cluster.Nodes[0] {
+		t.Error("Clone shares the cluster section")
 	}
 }
