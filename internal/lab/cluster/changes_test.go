@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xlb-dev/xlb/internal/lab/topo"
 	"github.com/xlb-dev/xlb/internal/testenv"
 )
 
@@ -21,17 +20,7 @@ func TestClusterNodeChanges(t *testing.T) {
 	c := testCluster(t, 3, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.Up(); err != nil {
-		t.Fatal(err)
-	}
-	srvs, err := c.StartServers(topo.XLBServe(xlbBinary), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srvs.Stop)
-	if err := c.WaitServers(ctx); err != nil {
-		t.Fatal(err)
-	}
+	upWithServers(t, ctx, c)
 	changes, err := c.NodeChanges(ctx, xlbBinary, 60, func(line string) { t.Log(line) })
 	if err != nil {
 		t.Fatal(err)

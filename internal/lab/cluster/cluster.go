@@ -141,17 +141,8 @@ func (c Cluster) Up() (err error) {
 			c.Down()
 		}
 	}()
-	guard := fmt.Sprintf("10.%d.0.0/16", c.Net)
-	if err := netns.IP("route", "add", "blackhole", guard); err != nil {
-		return fmt.Errorf("guard route for %s (another lab on this net?): %w", guard, err)
-	}
-	for _, ns := range c.Namespaces() {
-		if err := netns.IP("netns", "add", ns); err != nil {
-			return fmt.Errorf("lab %s exists already? %w", c.Name, err)
-		}
-		if err := netns.IPIn(ns, "link", "set", "lo", "up"); err != nil {
-			return err
-		}
+	if err := netns.Create(c.Name, []string{c.guard()}, c.Namespaces()); err != nil {
+		return err
 	}
 	if err := c.save(); err != nil {
 		return err
@@ -183,6 +174,10 @@ func (c Cluster) Up() (err error) {
 	return c.startRouter()
 }
 
+// guard is the lab's prefix, blackholed in the host's namespace while
+// the lab is up.
+func (c Cluster) guard() string { return fmt.Sprintf("10.%d.0.0/16", c.Net) }
+
 // link joins ns to the router with a /24: ns's end nsIf with addr and a
 // default route through the router's end routerIf with gw.
 func (c Cluster) link(ns, nsIf string, addr netip.Addr, routerIf string, gw netip.Addr) error {
@@ -212,7 +207,7 @@ func ethtoolGRO(ns, ifname string) error {
 // processes in them (FRR, daemons, servers); it reports only namespaces
 // that exist and could not be removed.
 func (c Cluster) Down() error {
-	_ = netns.IP("route", "del", "blackhole", fmt.Sprintf("10.%d.0.0/16", c.Net))
+	_ = netns.IP("route", "del", "blackhole", c.guard())
 	var errs []error
 	for _, ns := range c.Namespaces() {
 		out, err := exec.Command("ip", "netns", "pids", ns).Output()

@@ -52,17 +52,7 @@ func testCluster(t *testing.T, nodes, reals int) Cluster {
 // one) and a daemon on every node with o, stopped at the end.
 func startCluster(t *testing.T, ctx context.Context, c Cluster, o NodeOptions) (topo.Servers, []*topo.Daemon) {
 	t.Helper()
-	if err := c.Up(); err != nil {
-		t.Fatal(err)
-	}
-	srvs, err := c.StartServers(topo.XLBServe(xlbBinary), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srvs.Stop)
-	if err := c.WaitServers(ctx); err != nil {
-		t.Fatal(err)
-	}
+	srvs := upWithServers(t, ctx, c)
 	ds, err := c.StartNodes(ctx, xlbBinary, o)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +65,24 @@ func startCluster(t *testing.T, ctx context.Context, c Cluster, o NodeOptions) (
 		}
 	})
 	return srvs, ds
+}
+
+// upWithServers brings c up with the reals' servers (stopped at the end),
+// no daemon yet.
+func upWithServers(t *testing.T, ctx context.Context, c Cluster) topo.Servers {
+	t.Helper()
+	if err := c.Up(); err != nil {
+		t.Fatal(err)
+	}
+	srvs, err := c.StartServers(topo.XLBServe(xlbBinary), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srvs.Stop)
+	if err := c.WaitServers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return srvs
 }
 
 // TestClusterSpreadsOverNodes: the router spreads the VIP over the three

@@ -31,3 +31,25 @@ func Sysctl(ns string, settings ...string) error {
 	}
 	return nil
 }
+
+// Create makes the lab named lab: a blackhole route for each of its
+// prefixes in the caller's namespace (should anything there send to a
+// lab address, it is dropped here instead of leaving the machine), then
+// each namespace with its loopback up. A namespace that exists already
+// is an error: another lab of that name.
+func Create(lab string, prefixes, namespaces []string) error {
+	for _, p := range prefixes {
+		if err := IP("route", "add", "blackhole", p); err != nil {
+			return fmt.Errorf("guard route for %s (another lab on this net?): %w", p, err)
+		}
+	}
+	for _, ns := range namespaces {
+		if err := IP("netns", "add", ns); err != nil {
+			return fmt.Errorf("lab %s exists already? %w", lab, err)
+		}
+		if err := IPIn(ns, "link", "set", "lo", "up"); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -124,21 +124,8 @@ func (t Topology) Up() (err error) {
 			t.Down()
 		}
 	}()
-	// Lab addresses exist only in the lab's namespaces. Should anything
-	// in the host's namespace send to one, this route drops it here
-	// instead of letting it out of the machine.
-	for _, p := range t.prefixes() {
-		if err := netns.IP("route", "add", "blackhole", p); err != nil {
-			return fmt.Errorf("guard route for %s (another lab on this net?): %w", p, err)
-		}
-	}
-	for _, ns := range t.Namespaces() {
-		if err := netns.IP("netns", "add", ns); err != nil {
-			return fmt.Errorf("lab %s exists already? %w", t.Name, err)
-		}
-		if err := netns.IPIn(ns, "link", "set", "lo", "up"); err != nil {
-			return err
-		}
+	if err := netns.Create(t.Name, t.prefixes(), t.Namespaces()); err != nil {
+		return err
 	}
 	if err := t.save(); err != nil {
 		return err
