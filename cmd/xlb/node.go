@@ -41,7 +41,8 @@ connections, the node is drained, or the daemon is stopping.`,
 without stopping: the routers send new connections to the other nodes,
 and the node keeps forwarding the packets that still reach it. The local
 IPs stay announced, so the replies of its connections keep coming back.
-The drain lasts until xlb node resume or the daemon's stop.`,
+The drain lasts until xlb node resume or the daemon's stop: a hand-over
+or a crash keeps it (it is recorded next to the pins).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := c.client().Drain(cmd.Context(), true)
@@ -147,7 +148,7 @@ func writeSync(w io.Writer, peers []api.SyncPeer) {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%d\t%d\t%d\t%d\n", p.Name, p.ID, p.Address, out, p.Sent, p.Dropped, p.Queued,
-			in, p.Received, p.Installed, p.Refreshed, p.Own+p.NoService+p.NoReal+p.Full)
+			in, p.Received, p.Installed, p.Refreshed, p.Own+p.Stale+p.NoService+p.NoReal+p.Full)
 	}
 	tw.Flush()
 }

@@ -47,11 +47,12 @@ type SyncPeer struct {
 	InConnected bool   `json:"in_connected"`
 	Resynced    bool   `json:"resynced"`
 	Received    uint64 `json:"received"`
-	// Installed, Refreshed, Own, NoService, NoReal and Full count what
-	// became of the connections received.
+	// Installed, Refreshed, Own, Stale, NoService, NoReal and Full count
+	// what became of the connections received.
 	Installed uint64 `json:"installed"`
 	Refreshed uint64 `json:"refreshed"`
 	Own       uint64 `json:"own"`
+	Stale     uint64 `json:"stale"`
 	NoService uint64 `json:"no_service"`
 	NoReal    uint64 `json:"no_real"`
 	Full      uint64 `json:"full"`
@@ -155,10 +156,13 @@ func (c *Client) Drain(ctx context.Context, drained bool) (NodeStatus, error) {
 // nodeWarnings are what status says of the node: peers down, VIPs
 // withdrawn.
 func nodeWarnings(n *NodeStatus) []string {
-	if n == nil || n.BGP == nil {
+	if n == nil {
 		return nil
 	}
-	var out []string
+	out := syncWarnings(n.Sync)
+	if n.BGP == nil {
+		return out
+	}
 	if n.Drained {
 		out = append(out, "the node is drained: its VIPs are withdrawn (xlb node resume takes traffic again)")
 	}
@@ -171,7 +175,18 @@ func nodeWarnings(n *NodeStatus) []string {
 			out = append(out, msg)
 		}
 	}
-	for _, p := range n.Sync {
+	for _, r := range n.BGP.Routes {
+		if !r.Announced && r.Kind == RouteVIP && !n.Drained && !n.Stopping {
+			out = append(out, fmt.Sprintf("VIP %s is withdrawn: %s", r.Prefix.Addr(), r.Reason))
+		}
+	}
+	return out
+}
+
+// syncWarnings are what status says of the connection sync.
+func syncWarnings(peers []SyncPeer) []string {
+	var out []string
+	for _, p := range peers {
 		if !p.OutConnected {
 			msg := fmt.Sprintf("connection sync to node %s (%s) is down: its flows that move here break", p.Name, p.Address)
 			if p.LastError != "" {
@@ -181,11 +196,6 @@ func nodeWarnings(n *NodeStatus) []string {
 		}
 		if p.Dropped > 0 {
 			out = append(out, fmt.Sprintf("connection sync to node %s lagged: %d connections dropped from its queue", p.Name, p.Dropped))
-		}
-	}
-	for _, r := range n.BGP.Routes {
-		if !r.Announced && r.Kind == RouteVIP && !n.Drained && !n.Stopping {
-			out = append(out, fmt.Sprintf("VIP %s is withdrawn: %s", r.Prefix.Addr(), r.Reason))
 		}
 	}
 	return out

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
 // Cluster lists the nodes of a cluster, in a file they all share: each
@@ -166,4 +168,33 @@ func (ch *checker) cluster(c *Cluster, n *Node, d *Desired) {
 		d.Node.LocalIPs = out.Self.LocalIPs
 	}
 	d.Cluster = out
+}
+
+// clusterChecks refuses what a cluster cannot run, once the services are
+// read: a service's own local IPs (every node would use them: each
+// node's are in cluster.nodes) and a refresh that lets the peers' copies
+// of established and UDP connections expire between two refreshes.
+func (ch *checker) clusterChecks(c *Config, d *Desired) {
+	if d.Cluster == nil {
+		return
+	}
+	for i, s := range c.Services {
+		if len(s.LocalIPs) > 0 {
+			ch.addf(fmt.Sprintf("services[%d].local_ips", i), "with a cluster section a service has no local IPs of its own "+
+				"(every node would take ports of them): each node's are in cluster.nodes[].local_ips")
+		}
+	}
+	least := d.Settings.StateTimeouts()
+	for _, svc := range d.Services {
+		least = minTimeouts(least, svc.Timeouts.Or(d.Settings.StateTimeouts()))
+	}
+	if need := d.Cluster.SyncRefresh + 2*time.Second; least.Established < need || least.UDP < need {
+		ch.addf("cluster.sync_refresh", "%v: the peers' copies of a connection are renewed that often, so established and UDP "+
+			"timeouts must be longer (they are %v and %v at the least here): lower sync_refresh or raise the timeouts",
+			d.Cluster.SyncRefresh, least.Established, least.UDP)
+	}
+}
+
+func minTimeouts(a, b loadbalancer.StateTimeouts) loadbalancer.StateTimeouts {
+	return loadbalancer.StateTimeouts{Established: min(a.Established, b.Established), UDP: min(a.UDP, b.UDP)}
 }

@@ -331,3 +331,32 @@ func (ch *checker) vipCommunities(path string, s *Service, vip netip.Addr, d *De
 	}
 	d.Communities[vip] = cur
 }
+
+// bgpFamilies refuses a VIP no BGP session can carry: an IPv6 VIP with
+// IPv4 peers only and no next_hop_ipv6 (the session cannot name an IPv6
+// next hop of its own), and the reverse.
+func (ch *checker) bgpFamilies(d *Desired) {
+	b := d.Node.BGP
+	if b == nil {
+		return
+	}
+	has := map[bool]bool{} // by Is4
+	for _, p := range b.Peers {
+		has[p.Address.Is4()] = true
+	}
+	carries := func(v4 bool) bool {
+		if v4 {
+			return has[true] || b.NextHop4.IsValid()
+		}
+		return has[false] || b.NextHop6.IsValid()
+	}
+	for i, svc := range d.Services {
+		if v4 := svc.Key.VIP.Is4(); !carries(v4) {
+			want := "an IPv6 peer or node.bgp.next_hop_ipv6"
+			if v4 {
+				want = "an IPv4 peer or node.bgp.next_hop"
+			}
+			ch.addf(fmt.Sprintf("services[%d].vip", i), "%s cannot be announced: no BGP session carries its family (want %s)", svc.Key.VIP, want)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func TestNodeSection(t *testing.T) {
 		{"local_ips: [10.0.2.11]", "local_ips: [192.0.2.10]", "node.local_ips[0]: 192.0.2.10 is the VIP of services[0]"},
 		{"local_ips: [10.0.2.11]", "local_ips: [10.0.2.11]\n  shutdown_grace: -1", "node.shutdown_grace: -1 is out of range"},
 		{"protocol: tcp,", `protocol: tcp, bgp_communities: ["x"],`, `services[0].bgp_communities[0]: "x" is not a community`},
+		{"vip: 192.0.2.10, port: 80, protocol: tcp, reals: [{address: 10.0.10.11, port: 80}]",
+			"vip: 2001:db8::10, port: 80, protocol: tcp, reals: [{address: 2001:db8:10::11, port: 80}]",
+			"services[0].vip: 2001:db8::10 cannot be announced: no BGP session carries its family (want an IPv6 peer or node.bgp.next_hop_ipv6)"},
 	})
 }
 
@@ -113,6 +116,9 @@ func TestClusterSection(t *testing.T) {
 		{"    - {name: n2, address: 10.0.22.2, local_ips: [10.0.2.12]}\n", "", "cluster.nodes: a cluster has two nodes at least"},
 		{"cluster:\n", "cluster:\n  sync_port: 70000\n", "cluster.sync_port: 70000 is not a port"},
 		{"address: 10.0.22.2", "address: nope", `cluster.nodes[1].address: "nope" is not a node's address`},
+		{"protocol: tcp,", "protocol: tcp, local_ips: [10.0.2.99],", "services[0].local_ips: with a cluster section a service has no local IPs of its own"},
+		{"cluster:\n", "cluster:\n  sync_refresh: 600\n", "cluster.sync_refresh: 10m0s: the peers' copies"},
+		{"protocol: tcp,", "protocol: tcp, timeouts: {udp: 20},", "timeouts must be longer (they are 15m0s and 20s"},
 	})
 	c, err := Parse([]byte(clusterBase))
 	if err != nil {

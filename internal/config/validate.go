@@ -100,7 +100,13 @@ func (c *Config) check(env Env) (*Desired, error) {
 	ch.notVIPs(c.Services, vips)
 	ch.hostAddrs(c.Services, env.HostOwns)
 	ch.nodeLocalIPs(d, vips, env.HostOwns)
-	ch.capacity(c.Services, d.Node.LocalIPs, env)
+	ch.clusterChecks(c, d)
+	ch.bgpFamilies(d)
+	laddrs := d.Node.LocalIPs
+	if d.Cluster != nil {
+		laddrs = append(slices.Clone(laddrs), d.Cluster.PeerLocalIPs()...)
+	}
+	ch.capacity(c.Services, laddrs, env)
 	if err := ch.err(); err != nil {
 		return nil, err
 	}

@@ -58,7 +58,8 @@ type Config struct {
 	// NodeID names this node's connections on the peers (1 to 65535).
 	NodeID uint16
 	Name   string
-	// Listen is where the peers connect.
+	// Listen is where the peers connect; the senders connect from its
+	// address, which the peers check.
 	Listen netip.AddrPort
 	Peers  []Peer
 	// Refresh is how often the connections active since the last
@@ -118,9 +119,14 @@ func New(cfg Config, src Source, sink Sink, log *slog.Logger) *Syncer {
 }
 
 // Note queues a connection the data path reports for every peer; a
-// peer whose queue is full misses it (counted as dropped).
+// peer whose queue is full misses it (counted as dropped). A peer not
+// connected misses it too, uncounted: its next connection starts with a
+// full resync.
 func (s *Syncer) Note(c datapath.SyncConn) {
 	for _, o := range s.out {
+		if !o.up.Load() {
+			continue
+		}
 		select {
 		case o.queue <- c:
 		default:
@@ -149,11 +155,18 @@ func (s *Syncer) Run(ctx context.Context) error {
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
-			wg.Wait()
 			if ctx.Err() != nil {
+				wg.Wait()
 				return nil
 			}
-			return fmt.Errorf("connection sync: accept: %w", err)
+			// out of descriptors or another passing error: the peers'
+			// senders retry; so does the listener
+			s.log.Warn("sync: accept", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		wg.Go(func() { s.receive(ctx, conn) })
 	}
@@ -194,8 +207,18 @@ func (s *Syncer) receive(ctx context.Context, conn net.Conn) {
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	s.inStatus(id, func(st *InStatus) { st.Connected, st.Since, st.Resynced = true, time.Now(), false })
-	defer s.inStatus(id, func(st *InStatus) { st.Connected, st.Since = false, time.Now() })
+	var gen uint64
+	s.inStatus(id, func(st *InStatus) {
+		st.gen++
+		gen = st.gen
+		st.Connected, st.Since, st.Resynced = true, time.Now(), false
+	})
+	// a peer that reconnected before this connection died is connected
+	defer s.inStatus(id, func(st *InStatus) {
+		if st.gen == gen {
+			st.Connected, st.Since = false, time.Now()
+		}
+	})
 	s.log.Info("sync: peer connected", "peer", peer.Name, "node_id", id)
 	r := bufio.NewReaderSize(conn, 64<<10)
 	var conns []datapath.SyncConn

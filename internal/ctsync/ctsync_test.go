@@ -65,6 +65,7 @@ func TestWireRefuses(t *testing.T) {
 		{"unknown family", func(b []byte) []byte { b[3] = 5; return b }},
 		{"unknown protocol", func(b []byte) []byte { b[4] = 1; return b }},
 		{"unknown state", func(b []byte) []byte { b[5] = 200; return b }},
+		{"a UDP state for TCP", func(b []byte) []byte { b[5] = byte(loadbalancer.StateUDP); return b }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.edit(bytes.Clone(good))
@@ -211,11 +212,16 @@ func TestRefusesStrangers(t *testing.T) {
 	}
 }
 
-// TestLagDrops: with the peer away, events beyond the queue are dropped
-// and counted.
+// TestLagDrops: events beyond a connected peer's queue are dropped and
+// counted; a peer not connected gets none.
 func TestLagDrops(t *testing.T) {
 	a := &fakeNode{}
 	sa := New(Config{NodeID: 1, Listen: freeAddr(t), Peers: []Peer{{ID: 2, Addr: freeAddr(t)}}, QueueLen: 4}, a, a, slog.New(slog.DiscardHandler))
+	sa.Note(conn4)
+	if st := sa.Status()[0].Out; st.Dropped != 0 || st.Queued != 0 {
+		t.Errorf("out status %+v: a peer not connected gets nothing queued (its next connection resyncs)", st)
+	}
+	sa.out[0].up.Store(true) // as while connected
 	for range 10 {
 		sa.Note(conn4)
 	}

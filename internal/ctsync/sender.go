@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
@@ -17,6 +18,7 @@ import (
 type sender struct {
 	peer  Peer
 	queue chan datapath.SyncConn
+	up    atomic.Bool // connected: Note queues for it
 
 	mu sync.Mutex
 	st OutStatus
@@ -43,6 +45,8 @@ type InStatus struct {
 	Resynced bool
 	Received uint64
 	Installs datapath.SyncStats
+
+	gen uint64 // counts the peer's connections
 }
 
 // PeerStatus is a peer's sync, both ways.
@@ -91,12 +95,19 @@ func (s *Syncer) send(ctx context.Context, o *sender) {
 // sendOnce is one connection to the peer: the hello, a full resync, then
 // events and refreshes until an error or ctx's end.
 func (s *Syncer) sendOnce(ctx context.Context, o *sender) error {
-	d := net.Dialer{Timeout: 2 * time.Second}
+	// from the address the peer checks, whatever the route's source
+	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: s.cfg.Listen.Addr().AsSlice()}}
 	conn, err := d.DialContext(ctx, "tcp", o.peer.Addr.String())
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	// what was queued before is in the full resync, and newer
+	for len(o.queue) > 0 {
+		<-o.queue
+	}
+	o.up.Store(true)
+	defer o.up.Store(false)
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	w := bufio.NewWriterSize(conn, 64<<10)

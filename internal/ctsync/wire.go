@@ -159,8 +159,8 @@ func decodeRecord(b []byte, v6 bool) (datapath.SyncConn, error) {
 	if proto != loadbalancer.TCP && proto != loadbalancer.UDP {
 		return datapath.SyncConn{}, fmt.Errorf("record of protocol %d: %w", b[1], errBadRecord)
 	}
-	if state > loadbalancer.StateUDP {
-		return datapath.SyncConn{}, fmt.Errorf("record of state %d: %w", b[2], errBadRecord)
+	if state > loadbalancer.StateUDP || (state == loadbalancer.StateUDP) != (proto == loadbalancer.UDP) {
+		return datapath.SyncConn{}, fmt.Errorf("record of protocol %s in state %d: %w", proto, b[2], errBadRecord)
 	}
 	var addrs [4]netip.Addr
 	n := 4

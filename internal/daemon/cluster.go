@@ -32,7 +32,9 @@ func (d *Daemon) startSync(ctx context.Context, loops *sync.WaitGroup, want *con
 	}
 	s := ctsync.New(ctsync.Config{NodeID: c.Self.ID, Name: c.Self.Name, Listen: c.SyncAddr(c.Self), Peers: peers,
 		Refresh: c.SyncRefresh}, d.dp, d.dp, d.log)
-	d.node.sync = s
+	d.node.mu.Lock()
+	d.node.sync = s // Node reads it under the lock
+	d.node.mu.Unlock()
 	loops.Go(func() {
 		if err := s.Run(ctx); err != nil {
 			d.log.Error("connection sync stopped", "err", err)
@@ -61,7 +63,7 @@ func (d *Daemon) syncStatus() []api.SyncPeer {
 		out = append(out, api.SyncPeer{Name: p.Name, ID: p.ID, Address: p.Addr.String(),
 			OutConnected: p.Out.Connected, Sent: p.Out.Sent, Dropped: p.Out.Dropped, Queued: p.Out.Queued, Resyncs: p.Out.Resyncs,
 			InConnected: p.In.Connected, Resynced: p.In.Resynced, Received: p.In.Received,
-			Installed: in.Installed, Refreshed: in.Refreshed, Own: in.Own, NoService: in.NoService, NoReal: in.NoReal, Full: in.Full,
+			Installed: in.Installed, Refreshed: in.Refreshed, Own: in.Own, Stale: in.Stale, NoService: in.NoService, NoReal: in.NoReal, Full: in.Full,
 			LastError: p.Out.LastError})
 	}
 	return out

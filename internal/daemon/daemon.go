@@ -132,6 +132,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer unlock()
 	d := &Daemon{opts: opts, log: opts.Log, fileMode: fileMode, started: time.Now()}
+	d.node.kick = make(chan struct{}, 1)
 	d.health = health.NewMonitor(d.onTransition)
 	if err := d.start(cfg, want); err != nil {
 		d.abort()
@@ -163,10 +164,12 @@ func Run(ctx context.Context, opts Options) error {
 		defer wsrv.Close()
 	}
 
+	// the loops read the maps: they end before stop closes them, and
+	// not at the signal: routes and connection sync go on through the
+	// shutdown grace
+	loopCtx, endLoops := context.WithCancel(ctx)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// the loops read the maps: they end before stop closes them
-	loopCtx, endLoops := context.WithCancel(ctx)
 	var loops sync.WaitGroup
 	defer func() {
 		endLoops()
@@ -195,6 +198,7 @@ func Run(ctx context.Context, opts Options) error {
 		case <-usr2:
 			if d.opts.PinPath == "none" {
 				d.log.Warn("SIGUSR2: without pins there is nothing to hand over; stopping")
+				d.withdrawToStop()
 				return nil
 			}
 			d.log.Info("xlb daemon exiting, leaving the data path forwarding for the next daemon")

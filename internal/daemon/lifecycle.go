@@ -145,6 +145,11 @@ func pinnedBefore(pin string) bool {
 func (d *Daemon) stop(remove bool) {
 	d.health.Close()
 	d.stopRedirectMonitor()
+	if remove && d.node.speaker != nil {
+		// the data path goes: the routers must not keep its routes for
+		// a graceful restart (a Cease ends that)
+		d.node.speaker.Stop()
+	}
 	if !remove {
 		d.releaseNeighbours()
 		if d.dp != nil {

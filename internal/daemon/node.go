@@ -19,6 +19,7 @@ import (
 	"github.com/xlb-dev/xlb/internal/bgp"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/ctsync"
+	"github.com/xlb-dev/xlb/internal/hoststate"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
@@ -45,9 +46,13 @@ const routeRecheck = 2 * time.Second
 // announcing nothing yet. A daemon that took over a forwarding data path
 // restarts gracefully: the routers keep its routes meanwhile.
 func (d *Daemon) startSpeaker(want *config.Desired) error {
-	d.node.kick = make(chan struct{}, 1)
 	if want.Node.BGP == nil {
 		return nil
+	}
+	// a drain outlives a hand-over or a crash, as the record does
+	if d.record != nil && len(d.record.List(hoststate.NodeDrained)) > 0 {
+		d.node.drained = true
+		d.log.Warn("the node is drained (by an earlier run): its VIPs stay withdrawn until xlb node resume")
 	}
 	sp, err := bgp.Start(*want.Node.BGP, bgp.Options{Restarting: d.tookOver, Log: d.log})
 	if err != nil {
@@ -242,6 +247,16 @@ func (d *Daemon) Drain(drained bool) error {
 	}
 	d.node.mu.Lock()
 	changed := d.node.drained != drained
+	if changed && d.record != nil {
+		record := d.record.Remove
+		if drained {
+			record = d.record.Add
+		}
+		if err := record(hoststate.Drained); err != nil {
+			d.node.mu.Unlock()
+			return fmt.Errorf("drain: %w", err)
+		}
+	}
 	d.node.drained = drained
 	d.node.mu.Unlock()
 	if changed {

@@ -40,7 +40,7 @@ func newNodeMetrics() nodeMetrics {
 		syncDropped:  desc("sync_dropped_total", "Connection events for the peer node lost to a full queue (sync lagging).", "peer"),
 		syncReceived: desc("sync_received_total", "Connections received from the peer node.", "peer"),
 		syncInstalls: desc("sync_installs_total",
-			"What became of the connections received from the peer node: installed, refreshed, own (this node has its own), no_service, no_real, full.",
+			"What became of the connections received from the peer node: installed, refreshed, own (this node has its own), stale (older than the one here), no_service, no_real, full.",
 			"peer", "result"),
 	}
 }
@@ -65,7 +65,7 @@ func (m nodeMetrics) collect(ch chan<- prometheus.Metric, n api.NodeStatus) {
 		counter(m.syncSent, p.Sent, p.Name)
 		counter(m.syncDropped, p.Dropped, p.Name)
 		counter(m.syncReceived, p.Received, p.Name)
-		for result, v := range map[string]uint64{"installed": p.Installed, "refreshed": p.Refreshed, "own": p.Own,
+		for result, v := range map[string]uint64{"installed": p.Installed, "refreshed": p.Refreshed, "own": p.Own, "stale": p.Stale,
 			"no_service": p.NoService, "no_real": p.NoReal, "full": p.Full} {
 			counter(m.syncInstalls, v, p.Name, result)
 		}

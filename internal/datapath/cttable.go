@@ -342,10 +342,13 @@ func (t *ctTable) insert(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, time
 	return t.insertIn(k, e, addr, now, timeouts, span, 0)
 }
 
-// insertOwned is insert of a reverse entry node owner made (its home
-// pair only).
+// insertOwned is insert of a reverse entry node owner made. It may go
+// anywhere on its key's probe, where lookups find it: the home pair
+// rule is the local port allocator's, and this node allocates no port of
+// another node's local IPs (and could not choose another port when the
+// pair is taken: the owner chose it in its own table).
 func (t *ctTable) insertOwned(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts ctTimeouts, owner uint16) (uint32, error) {
-	return t.insertIn(k, e, addr, now, timeouts, 2, owner)
+	return t.insertIn(k, e, addr, now, timeouts, ctProbe, owner)
 }
 
 func (t *ctTable) insertIn(k ctKey, e xlbCtEntry, addr [4]uint32, now uint32, timeouts ctTimeouts, span uint32, owner uint16) (uint32, error) {

@@ -54,6 +54,10 @@ func (d *Datapath) SetSync(on bool) error {
 // time: the ring has one reader.
 func (d *Datapath) WatchSyncEvents(ctx context.Context, fn func(SyncConn)) error {
 	var ev xlbCtSyncEvent
+	// the timeouts are read again once a second, not per event: they
+	// take d.mu, which an install or an apply holds
+	var timeouts ctTimeouts
+	var read time.Time
 	return readRing(ctx, d.objs.CtSyncEvents, func(raw []byte) error {
 		if _, err := binary.Decode(raw, binary.NativeEndian, &ev); err != nil {
 			return fmt.Errorf("decode sync event: %w", err)
@@ -66,8 +70,11 @@ func (d *Datapath) WatchSyncEvents(ctx context.Context, fn func(SyncConn)) error
 		if err != nil {
 			return err
 		}
+		if time.Since(read) > time.Second {
+			timeouts, read = d.timeouts(), time.Now()
+		}
 		if ev.Slot < t.len() {
-			if c, ok := t.syncConnOf(ev.Slot, now, d.timeouts()); ok {
+			if c, ok := t.syncConnOf(ev.Slot, now, timeouts); ok {
 				fn(c)
 			}
 		}
@@ -143,8 +150,10 @@ type SyncStats struct {
 	Installed uint64 // new entries
 	Refreshed uint64 // entries there already, brought up to date
 	// Own: this node has a connection of its own with the same client
-	// and VIP; it is kept.
+	// and VIP, as recent; it is kept.
 	Own uint64
+	// Stale: the record is of an older connection than the one here.
+	Stale uint64
 	// NoService and NoReal: this node has no such service or real (the
 	// nodes' configurations differ).
 	NoService, NoReal uint64
@@ -158,6 +167,7 @@ func (s *SyncStats) Add(o SyncStats) {
 	s.Installed += o.Installed
 	s.Refreshed += o.Refreshed
 	s.Own += o.Own
+	s.Stale += o.Stale
 	s.NoService += o.NoService
 	s.NoReal += o.NoReal
 	s.Full += o.Full
@@ -200,6 +210,8 @@ func (d *Datapath) InstallSynced(owner uint16, conns []SyncConn) (SyncStats, err
 			st.Refreshed++
 		case installOwn:
 			st.Own++
+		case installStale:
+			st.Stale++
 		case installFull:
 			st.Full++
 		}
@@ -239,6 +251,7 @@ const (
 	installNew installResult = iota
 	installRefreshed
 	installOwn
+	installStale
 	installFull
 )
 
@@ -257,14 +270,32 @@ func (t *ctTable) installSynced(c SyncConn, svcID, realID, owner uint16, now, se
 	}
 	fwdSlot, live, free, hasFree := t.find(fwdKey, now, timeouts, ctProbe)
 	if live {
-		if t.owner(fwdSlot) == 0 {
-			return installOwn
+		h, e := t.head(fwdSlot), t.entry(fwdSlot)
+		same := e.RealId == realID && e.Port == htons(c.Local.Port()) && t.addr(fwdSlot) == local &&
+			e.Peer < t.len() && t.holds(e.Peer, revKey)
+		mine := t.owner(fwdSlot) == 0
+		switch {
+		case same && !mine:
+			t.refresh(fwdSlot, uint8(c.State), seen)
+			t.refresh(e.Peer, uint8(c.State), seen)
+			return installRefreshed
+		case seen <= h.lastSeen && !reopens(h.state, uint8(c.State)):
+			// what is here is as recent: this node's own connection of
+			// the same client and VIP, or an older one's record
+			if mine {
+				return installOwn
+			}
+			return installStale
 		}
-		t.refresh(fwdSlot, uint8(c.State), seen)
-		if rev := t.entry(fwdSlot).Peer; rev < t.len() && t.holds(rev, revKey) {
-			t.refresh(rev, uint8(c.State), seen)
+		// a later connection of the same client and VIP (the client
+		// reused its port) replaces the one here
+		if !t.kill(fwdSlot, h.word()) {
+			return installFull
 		}
-		return installRefreshed
+		t.giveBackReverse(e.Peer, fwdSlot)
+		if fwdSlot, live, free, hasFree = t.find(fwdKey, now, timeouts, ctProbe); live {
+			return installFull
+		}
 	}
 	if !hasFree || !t.claim(free, now, timeouts) {
 		return installFull
@@ -282,19 +313,55 @@ func (t *ctTable) installSynced(c SyncConn, svcID, realID, owner uint16, now, se
 	return installNew
 }
 
-// refresh moves slot i's entry to state and, if later, last seen seen,
-// unless a CPU writes it meanwhile.
+// reopens tells a record of a connection being opened (or open) over an
+// entry here that is closing or closed: the client reused its port for a
+// new connection, as ct_reopens tells in the data path, maybe within the
+// same second as the last packet of the old one.
+func reopens(here, record uint8) bool {
+	closing := func(st uint8) bool {
+		s := loadbalancer.ConnState(st)
+		return s == loadbalancer.StateFin || s == loadbalancer.StateClose
+	}
+	return closing(here) && !closing(record) && loadbalancer.ConnState(record) != loadbalancer.StateUDP
+}
+
+// refresh brings slot i's entry up to a record last seen at seen, in
+// state, unless a CPU writes it meanwhile: the last seen moves only
+// later, and a TCP state only on (established, closing, closed), so a
+// record older than what this node saw (a refresh sent before the flow
+// moved here and closed) takes nothing back.
 func (t *ctTable) refresh(i uint32, state uint8, seen uint32) {
 	old := atomic.LoadUint64(t.headWord(i))
 	h := headOf(old)
-	if h.flags&ctFBusy != 0 {
+	if h.flags&ctFBusy != 0 || seen < h.lastSeen {
 		return
 	}
-	h.state = state
-	if seen > h.lastSeen {
-		h.lastSeen = seen
+	h.lastSeen = seen
+	if state > h.state && loadbalancer.ConnState(state) != loadbalancer.StateUDP {
+		h.state = state
 	}
 	atomic.CompareAndSwapUint64(t.headWord(i), old, h.word())
+}
+
+// addr is the address slot i's entry keeps: a forward entry's local IP.
+func (t *ctTable) addr(i uint32) [4]uint32 {
+	if t.v6 {
+		return t.slot6(i).Addr6
+	}
+	return [4]uint32{t.slot4(i).Addr4}
+}
+
+// giveBackReverse gives back the reverse entry in slot rev if it still
+// is the one of the forward entry in slot fwd, as ct_give_back_reverse.
+func (t *ctTable) giveBackReverse(rev, fwd uint32) {
+	if rev >= t.len() {
+		return
+	}
+	old := atomic.LoadUint64(t.headWord(rev))
+	h := headOf(old)
+	if h.flags&(ctFUsed|ctFBusy|ctFReverse) == ctFUsed|ctFReverse && t.entry(rev).Peer == fwd {
+		t.kill(rev, old)
+	}
 }
 
 // SetPeerLocalIPs makes addrs, the local IPs of the other nodes of a

@@ -138,6 +138,21 @@ func TestConnectionSync(t *testing.T) {
 				t.Errorf("B's entries after the refresh: %v, want both fin", states)
 			}
 
+			// the client reuses its port for a new connection through A,
+			// from another local port: it replaces B's closing copy, and
+			// a late record of the old one changes nothing
+			reopened := want
+			reopened.State, reopened.Local = loadbalancer.StateSynSent, netip.AddrPortFrom(local.Addr(), local.Port()+7)
+			if st, err := b.dp.InstallSynced(1, []SyncConn{reopened}); err != nil || st != (SyncStats{Installed: 1}) {
+				t.Fatalf("install of the reopened connection: %+v %v", st, err)
+			}
+			if st, err := b.dp.InstallSynced(1, []SyncConn{closing}); err != nil || st != (SyncStats{Stale: 1}) {
+				t.Fatalf("a late record of the old connection: %+v %v", st, err)
+			}
+			syn2 := next
+			syn2.flags, syn2.seq = "A", 2
+			b.expect(syn2.frame(t), XDPRedirect, syn2.translated(reopened.Local, real1, b.realIf.HardwareAddr, realMAC(1)).frame(t))
+
 			// what B cannot install is counted, not written
 			other := want
 			other.VIP = netip.AddrPortFrom(f.vip, 81)

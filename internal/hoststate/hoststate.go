@@ -31,7 +31,14 @@ type Kind uint8
 const (
 	Address   Kind = 1 // an address on a device (ip addr add)
 	Neighbour Kind = 2 // a managed neighbour entry (ip neigh replace)
+	// NodeDrained says the node is drained (xlb node drain). It changes
+	// nothing on the host; it is kept here so that a drain outlives a
+	// hand-over or a crash as the record does (Drained is its entry).
+	NodeDrained Kind = 3
 )
+
+// Drained is the entry of a drained node.
+var Drained = Entry{Kind: NodeDrained, Dev: "node", Addr: netip.IPv4Unspecified()}
 
 func (k Kind) String() string {
 	switch k {
@@ -39,6 +46,8 @@ func (k Kind) String() string {
 		return "address"
 	case Neighbour:
 		return "neighbour"
+	case NodeDrained:
+		return "drained"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -154,7 +163,7 @@ func keyOf(e Entry) (key, error) {
 
 func (k key) entry() (Entry, bool) {
 	dev := strings.TrimRight(string(k.Dev[:]), "\x00")
-	if dev == "" || (k.Kind != Address && k.Kind != Neighbour) {
+	if dev == "" || (k.Kind != Address && k.Kind != Neighbour && k.Kind != NodeDrained) {
 		return Entry{}, false
 	}
 	return Entry{Kind: k.Kind, Dev: dev, Addr: netip.AddrFrom16(k.Addr).Unmap()}, true

@@ -248,6 +248,27 @@ func TestClusterAnnounceWithdraw(t *testing.T) {
 	}
 	await("after the hand-over", 1, 2)
 
+	// a drain outlives a hand-over
+	if _, err := ds[0].Client().Drain(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	await("node1 drained", 2)
+	if err := ds[0].HandOver(); err != nil {
+		t.Fatal(err)
+	}
+	if ds[0], err = c.StartNode(ctx, xlbBinary, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the next daemon would have announced the VIP by now
+	if n, err := ds[0].Client().Node(ctx); err != nil || !n.Drained {
+		t.Errorf("after a hand-over the drain is gone: %+v %v", n, err)
+	}
+	await("still drained after the hand-over", 2)
+	if _, err := ds[0].Client().Drain(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	await("node1 resumed", 1, 2)
+
 	// a stop withdraws the VIP, then (after the grace) the local IP,
 	// which node1 announces as a backup
 	laddr2 := netip.PrefixFrom(c.NodeLocalIP(2), 32)

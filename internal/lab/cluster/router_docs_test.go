@@ -5,6 +5,7 @@ package cluster
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,7 +38,21 @@ func TestRouterExamples(t *testing.T) {
 			if !strings.Contains(string(guide), "```\n"+string(conf)+"```\n") {
 				t.Errorf("docs/operator-guide.md does not quote dist/router/%s whole", tc.file)
 			}
-			out, err := exec.Command(tc.tool, append(tc.args, path)...).CombinedOutput()
+			// bgpd reads as the frr user: a copy it can reach (a
+			// checkout may sit in a directory only root enters)
+			dir, err := os.MkdirTemp("", "xlb-router-example")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			copyPath := filepath.Join(dir, tc.file)
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(copyPath, conf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(tc.tool, append(tc.args, copyPath)...).CombinedOutput()
 			// bgpd -C exits 0 whatever it read: its complaints say
 			for _, bad := range []string{"No such command", "Unknown command", "[EC ", "syntax error", "error"} {
 				if strings.Contains(string(out), bad) {
