@@ -140,5 +140,6 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIME)")
 	f.BoolVar(&quiet, "quiet", false, "no progress, no report on stdout")
+	f.BoolVar(&o.AllowUnclean, "allow-unclean", false, "run a binary built with changes not committed (or outside a checkout); every report says so first")
 	return cmd
 }

@@ -12,8 +12,10 @@ import (
 
 // versionInfo is what `xlb version` prints.
 type versionInfo struct {
-	Version   string `json:"version"`
-	Revision  string `json:"revision,omitempty"`
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	// Modified: the tree had changes not committed when it was built.
+	Modified  bool   `json:"modified,omitempty"`
 	GoVersion string `json:"go_version"`
 }
 
@@ -25,8 +27,11 @@ func buildVersion() versionInfo {
 			v.Version = bi.Main.Version
 		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
+			switch s.Key {
+			case "vcs.revision":
 				v.Revision = s.Value
+			case "vcs.modified":
+				v.Modified = s.Value == "true"
 			}
 		}
 	}
@@ -37,7 +42,10 @@ func buildVersion() versionInfo {
 // the module version, the revision when known, the Go version.
 func (v versionInfo) String() string {
 	s := v.Version
-	if v.Revision != "" {
+	switch {
+	case v.Revision != "" && v.Modified:
+		s += " (" + v.Revision + ", with changes not committed)"
+	case v.Revision != "":
 		s += " (" + v.Revision + ")"
 	}
 	return s + " " + v.GoVersion

@@ -37,6 +37,9 @@ type Options struct {
 	LabName       string        `json:"lab_name"`
 	LabNet        uint8         `json:"lab_net"`
 	Self          string        `json:"-"` // the xlb binary (for the xlb DUT)
+	// AllowUnclean runs a binary built with changes not committed, or
+	// outside a checkout; every report then says so first.
+	AllowUnclean bool `json:"allow_unclean,omitempty"`
 	Progress      io.Writer     `json:"-"` // nil: quiet
 	JSONProgress  bool          `json:"-"`
 }

@@ -4,6 +4,8 @@ package bench
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -49,6 +51,33 @@ func kernelRelease() string {
 		}
 	}
 	return string(b)
+}
+
+// Build is where the xlb binary a bench runs comes from.
+type Build struct {
+	Version string `json:"version"`
+	// Revision is the commit it was built at ("" for a build outside a
+	// git checkout: no commit names its figures).
+	Revision string `json:"revision,omitempty"`
+	// Modified: the tree had changes not committed.
+	Modified bool `json:"modified,omitempty"`
+}
+
+// Clean reports whether the build names a commit exactly: a revision and
+// no change beside it.
+func (b Build) Clean() bool { return b.Revision != "" && !b.Modified }
+
+// XLBBuild asks the xlb binary self where it comes from.
+func XLBBuild(self string) (Build, error) {
+	out, err := exec.Command(self, "version", "--json").Output()
+	if err != nil {
+		return Build{}, fmt.Errorf("%s version: %w", self, err)
+	}
+	var b Build
+	if err := json.Unmarshal(out, &b); err != nil {
+		return Build{}, fmt.Errorf("%s version --json: %w", self, err)
+	}
+	return b, nil
 }
 
 // XLBVersion asks the xlb binary self for its version ("?" if it cannot

@@ -14,6 +14,10 @@ import (
 func (r *Results) writeReport(w io.Writer, charts []string) error {
 	o := r.Options
 	fmt.Fprintf(w, "# xlb bench %s\n\n", r.Scenario)
+	if !r.Build.Clean() {
+		fmt.Fprintf(w, "> %s: the xlb binary is %s. These figures name no commit: they go in no table of docs/BENCHMARKS.md.\n\n",
+			uncleanWarning, unclean(r.Build))
+	}
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
 	fmt.Fprintf(w, "%s, kernel %s, %d CPUs (%s); xlb %s; %s to %s.\n\n", r.Machine.CPUModel, r.Machine.Kernel, r.Machine.CPUs,
 		r.Machine.Go, r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))

@@ -31,6 +31,9 @@ type Results struct {
 	Finished time.Time         `json:"finished"`
 	Machine  bench.Machine     `json:"machine"`
 	Revision string            `json:"xlb_revision"`
+	// Build is the exact commit the xlb binary was built at and whether
+	// the tree had changes not committed (xlb_build.modified).
+	Build bench.Build `json:"xlb_build"`
 	DUTs     map[string]string `json:"duts"` // name -> version
 	Options  bench.Options     `json:"options"`
 	// Notes say what the run changed of what it was asked, and why (a
@@ -50,10 +53,14 @@ type Results struct {
 	Cluster *clusterbench.Table `json:"cluster,omitempty"`
 }
 
-func newResults(scenario string, o bench.Options) *Results {
+func newResults(scenario string, o bench.Options, build bench.Build) *Results {
 	return &Results{Scenario: scenario, Started: time.Now(), Machine: bench.ThisMachine(), Revision: bench.XLBVersion(o.Self),
-		DUTs: map[string]string{}, Options: o}
+		Build: build, DUTs: map[string]string{}, Options: o}
 }
+
+// uncleanWarning is the line every report of a build that names no
+// commit exactly starts with.
+const uncleanWarning = "**NOT A CLEAN BUILD**"
 
 // Write stores the results in dir: results.json, results.csv, report.md
 // and the charts (SVG and PNG).

@@ -241,7 +241,15 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 			return nil, &OptionError{err}
 		}
 	}
-	res := newResults(scenario, opts)
+	build, err := bench.XLBBuild(opts.Self)
+	if err != nil {
+		return nil, err
+	}
+	if !build.Clean() && !opts.AllowUnclean {
+		return nil, &OptionError{fmt.Errorf("the xlb binary %s is %s: its figures would name no commit; "+
+			"build it from a clean checkout (make build), or pass --allow-unclean and every report says so", opts.Self, unclean(build))}
+	}
+	res := newResults(scenario, opts, build)
 	res.Notes = notes
 	switch scenario {
 	case "datapath":
@@ -358,4 +366,12 @@ func runCluster(ctx context.Context, res *Results, o bench.Options) error {
 	res.DUTs["router"] = table.FRR + " in the router namespace, ECMP over the nodes"
 	res.Finished = time.Now()
 	return nil
+}
+
+// unclean says why a build names no commit exactly.
+func unclean(b bench.Build) string {
+	if b.Revision == "" {
+		return "a build outside a git checkout (no revision)"
+	}
+	return "built at " + b.Revision + " with changes not committed"
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
+	"github.com/xlb-dev/xlb/internal/lab/bench/clusterbench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
 	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
 	"github.com/xlb-dev/xlb/internal/labtest"
@@ -58,12 +59,19 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
 		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
 		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
+		{"cluster", bench.Options{Nodes: []int{2}, Streams: 4, Duration: time.Second}, []string{"## A cluster of xlb nodes", "| 2 | 4 |", "| 2, no sync | 4 |"},
+			[]string{"cluster-throughput", "cluster-cps"}},
 		{"synflood", bench.Options{}, []string{"## SYN flood", "| xlb-synproxy | ", "| nft-synproxy | ", "### Goals",
 			"Spoofed SYNs that reached a real through xlb-synproxy (goal 0): 0."}, nil},
 	} {
 		t.Run(tc.scenario, func(t *testing.T) {
 			o := tc.opts
-			o.Duration, o.Self = 50*time.Millisecond, xlbBinary
+			// the tests run on any tree, committed or not: the report
+			// says which (checked below)
+			o.Self, o.AllowUnclean = xlbBinary, true
+			if o.Duration == 0 {
+				o.Duration = 50 * time.Millisecond
+			}
 			o.LabName, o.LabNet = fmt.Sprintf("xlbs%d-%d", os.Getpid(), i), uint8(220+(os.Getpid()+i)%30)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -102,6 +110,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 				wantRows, header = len(res.Cost.Rows)+1, costHeader
 			case res.Apply != nil:
 				wantRows, header = len(res.Apply.CSVRows())+1, cfgscale.CSVHeader
+			case res.Cluster != nil:
+				wantRows, header = len(res.Cluster.Rows)+1, clusterbench.CSVHeader
 			case len(res.SynFlood) > 0:
 				wantRows, header = 1+1+len(res.SynFlood), conns.CSVHeader
 			case len(res.Apps) > 0:
@@ -115,6 +125,9 @@ func TestSmokeEveryScenario(t *testing.T) {
 			report, err := os.ReadFile(filepath.Join(dir, "report.md"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if warned := strings.Contains(string(report), uncleanWarning); warned == back.Build.Clean() {
+				t.Errorf("build %+v, and report.md warns of an unclean one: %v", back.Build, warned)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(string(report), w) {
