@@ -39,7 +39,7 @@ type Options struct {
 	Self          string        `json:"-"` // the xlb binary (for the xlb DUT)
 	// AllowUnclean runs a binary built with changes not committed, or
 	// outside a checkout; every report then says so first.
-	AllowUnclean bool `json:"allow_unclean,omitempty"`
-	Progress      io.Writer     `json:"-"` // nil: quiet
-	JSONProgress  bool          `json:"-"`
+	AllowUnclean bool      `json:"allow_unclean,omitempty"`
+	Progress     io.Writer `json:"-"` // nil: quiet
+	JSONProgress bool      `json:"-"`
 }

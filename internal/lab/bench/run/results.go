@@ -25,17 +25,17 @@ import (
 // results.json whole, to results.csv a trial per row, and into
 // report.md and the charts.
 type Results struct {
-	Scenario string            `json:"scenario"`
-	Command  string            `json:"command"`
-	Started  time.Time         `json:"started"`
-	Finished time.Time         `json:"finished"`
-	Machine  bench.Machine     `json:"machine"`
-	Revision string            `json:"xlb_revision"`
+	Scenario string        `json:"scenario"`
+	Command  string        `json:"command"`
+	Started  time.Time     `json:"started"`
+	Finished time.Time     `json:"finished"`
+	Machine  bench.Machine `json:"machine"`
+	Revision string        `json:"xlb_revision"`
 	// Build is the exact commit the xlb binary was built at and whether
 	// the tree had changes not committed (xlb_build.modified).
-	Build bench.Build `json:"xlb_build"`
-	DUTs     map[string]string `json:"duts"` // name -> version
-	Options  bench.Options     `json:"options"`
+	Build   bench.Build       `json:"xlb_build"`
+	DUTs    map[string]string `json:"duts"` // name -> version
+	Options bench.Options     `json:"options"`
 	// Notes say what the run changed of what it was asked, and why (a
 	// size the machine's memory cannot hold).
 	Notes []string `json:"notes,omitempty"`
