@@ -123,7 +123,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(c.svcNoLport, s.NoLport, sl...)
 		taking := 0
 		for _, r := range s.Reals {
-			if !r.Down && !r.Unresolved && r.Weight > 0 {
+			if r.TakesConnections() {
 				taking++
 			}
 		}

@@ -158,7 +158,7 @@ func decideRoutes(st []loadbalancer.ServiceStatus, cur *config.Desired, ns nodeS
 	taking := map[netip.Addr]bool{}
 	for _, s := range st {
 		for _, r := range s.Reals {
-			if !r.Down && !r.Unresolved && r.Weight > 0 {
+			if r.TakesConnections() {
 				taking[s.Key.VIP] = true
 			}
 		}

@@ -34,6 +34,10 @@ type RealStatus struct {
 	Health, HealthReason string
 }
 
+// TakesConnections reports whether the real gets new connections: up (or
+// unchecked), its next hop resolved, a weight above 0.
+func (r RealStatus) TakesConnections() bool { return !r.Down && !r.Unresolved && r.Weight > 0 }
+
 // ServiceStatus is a service with its counters and its reals'.
 type ServiceStatus struct {
 	Service

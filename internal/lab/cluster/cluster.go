@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
 	"github.com/xlb-dev/xlb/internal/lab/topo"
@@ -207,27 +206,14 @@ func ethtoolGRO(ns, ifname string) error {
 // processes in them (FRR, daemons, servers); it reports only namespaces
 // that exist and could not be removed.
 func (c Cluster) Down() error {
-	_ = netns.IP("route", "del", "blackhole", c.guard())
-	var errs []error
-	for _, ns := range c.Namespaces() {
-		out, err := exec.Command("ip", "netns", "pids", ns).Output()
-		if err != nil {
-			continue // no such namespace
-		}
-		for _, pid := range strings.Fields(string(out)) {
-			if pid != strconv.Itoa(os.Getpid()) {
-				_ = exec.Command("kill", "-9", pid).Run()
-			}
-		}
-		if err := netns.IP("netns", "del", ns); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	// KILL: a daemon is not to withdraw or clean up after itself here,
+	// its pins go below
+	err := netns.Destroy([]string{c.guard()}, c.Namespaces(), "KILL")
 	for i := 1; i <= c.Nodes; i++ {
 		_ = os.RemoveAll(c.pins(i))
 	}
 	_ = os.RemoveAll(c.Dir())
-	return errors.Join(errs...)
+	return err
 }
 
 const clusterFile = "cluster.json"

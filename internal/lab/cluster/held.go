@@ -3,12 +3,9 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -28,8 +25,7 @@ type Held struct {
 }
 
 type heldConn struct {
-	conn  net.Conn
-	r     *bufio.Reader
+	*topo.HTTPConn
 	first string // the first answer: the real and the local IP:port it saw
 
 	mu       sync.Mutex
@@ -57,7 +53,7 @@ func (c Cluster) Hold(ctx context.Context, n int, interval time.Duration) (*Held
 			if err != nil {
 				return fmt.Errorf("held connection %d: %w", i, err)
 			}
-			h.conns = append(h.conns, &heldConn{conn: conn, r: bufio.NewReader(conn)})
+			h.conns = append(h.conns, &heldConn{HTTPConn: topo.NewHTTPConn(conn)})
 		}
 		return nil
 	})
@@ -82,23 +78,8 @@ func (c Cluster) Hold(ctx context.Context, n int, interval time.Duration) (*Held
 
 // ask sends one request and reads its answer.
 func (hc *heldConn) ask() (string, error) {
-	_ = hc.conn.SetDeadline(time.Now().Add(heldTimeout))
-	if _, err := io.WriteString(hc.conn, "GET / HTTP/1.1\r\nHost: xlb\r\n\r\n"); err != nil {
-		return "", err
-	}
-	resp, err := http.ReadResponse(hc.r, nil)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %s", resp.Status)
-	}
-	return strings.TrimSpace(string(b)), nil
+	_ = hc.Conn.SetDeadline(time.Now().Add(heldTimeout))
+	return hc.Get("/")
 }
 
 func (hc *heldConn) run(ctx context.Context, interval time.Duration) {
@@ -177,7 +158,7 @@ func (h *Held) Stop() {
 
 func (h *Held) close() {
 	for _, hc := range h.conns {
-		hc.conn.Close()
+		hc.Conn.Close()
 	}
 }
 

@@ -105,56 +105,6 @@ func awaitFile(path string, limit time.Duration) error {
 	}
 }
 
-// Vtysh runs FRR commands on the router and returns their output.
-func (c Cluster) Vtysh(commands ...string) (string, error) {
-	args := []string{"netns", "exec", c.Router(), "vtysh", "--vty_socket", c.FRRDir()}
-	for _, cmd := range commands {
-		args = append(args, "-c", cmd)
-	}
-	out, err := exec.Command("ip", args...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("vtysh %q: %w: %s", commands, err, out)
-	}
-	return string(out), nil
-}
-
-// Peer is a node's session as the router sees it.
-type Peer struct {
-	Address netip.Addr
-	State   string // Established, Active, ...
-	// Received counts the prefixes the router accepted from the node.
-	Received int
-}
-
-// Peers returns the router's BGP sessions, by address.
-func (c Cluster) Peers() ([]Peer, error) {
-	out, err := c.Vtysh("show bgp ipv4 unicast summary json")
-	if err != nil {
-		return nil, err
-	}
-	var sum struct {
-		Peers map[string]struct {
-			State        string `json:"state"`
-			PfxRcd       int    `json:"pfxRcd"`
-			PeerState    string `json:"peerState"`
-			PrefixCounts int    `json:"prefixReceivedCount"`
-		} `json:"peers"`
-	}
-	if err := json.Unmarshal([]byte(out), &sum); err != nil {
-		return nil, fmt.Errorf("show bgp summary json: %w: %s", err, out)
-	}
-	var peers []Peer
-	for a, p := range sum.Peers {
-		addr, err := netip.ParseAddr(a)
-		if err != nil {
-			continue
-		}
-		peers = append(peers, Peer{Address: addr, State: p.State, Received: p.PfxRcd})
-	}
-	slices.SortFunc(peers, func(a, b Peer) int { return a.Address.Compare(b.Address) })
-	return peers, nil
-}
-
 // NextHops returns the next hops the router's kernel forwards prefix to
 // (its FIB, as zebra installed it): several for an ECMP route, none when
 // there is no route.

@@ -3,8 +3,11 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -52,4 +55,31 @@ func Create(lab string, prefixes, namespaces []string) error {
 		}
 	}
 	return nil
+}
+
+// Destroy undoes Create: it removes the guard routes, then kills what
+// runs in each namespace (with kill's signal sig, e.g. "TERM"; never
+// this process) and removes the namespace. Namespaces that do not exist
+// are skipped; it reports those it could not remove.
+func Destroy(prefixes, namespaces []string, sig string) error {
+	for _, p := range prefixes {
+		_ = IP("route", "del", "blackhole", p)
+	}
+	self := strconv.Itoa(os.Getpid())
+	var errs []error
+	for _, ns := range namespaces {
+		out, err := exec.Command("ip", "netns", "pids", ns).Output()
+		if err != nil {
+			continue // no such namespace
+		}
+		for _, pid := range strings.Fields(string(out)) {
+			if pid != self {
+				_ = exec.Command("kill", "-s", sig, pid).Run()
+			}
+		}
+		if err := IP("netns", "del", ns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

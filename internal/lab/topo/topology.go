@@ -4,10 +4,8 @@ package topo
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -257,30 +255,12 @@ func (t Topology) SetMTU(mtu int) error {
 // Down removes every namespace of the lab (and so its links); it reports
 // only namespaces that exist and could not be removed.
 func (t Topology) Down() error {
-	var errs []error
-	for _, p := range t.prefixes() {
-		_ = netns.IP("route", "del", "blackhole", p)
-	}
 	t.RemoveDaemonFiles()
 	// the switch namespace too, whatever Bridge says: a lab built
 	// bridged and taken down through a copy made before is still removed
 	all := t
 	all.Bridge = true
-	for _, ns := range all.Namespaces() {
-		if exec.Command("ip", "netns", "pids", ns).Run() != nil {
-			continue // no such namespace
-		}
-		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
-		for _, pid := range strings.Fields(string(out)) {
-			if pid != strconv.Itoa(os.Getpid()) { // the servers we started
-				_ = exec.Command("kill", pid).Run()
-			}
-		}
-		if err := netns.IP("netns", "del", ns); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return netns.Destroy(t.prefixes(), all.Namespaces(), "TERM")
 }
 
 // Exec runs a command inside a node's network namespace. It uses

@@ -259,8 +259,8 @@ func streams(ctx context.Context, c cluster.Cluster, o Options, row *Row) error 
 	row.StreamsPerNode = map[string]int{}
 	readers := make([]*streamConn, len(conns))
 	for i, conn := range conns {
-		readers[i] = &streamConn{conn: conn}
-		answer, err := readers[i].get("/")
+		readers[i] = &streamConn{topo.NewHTTPConn(conn)}
+		answer, err := readers[i].Get("/")
 		if err != nil {
 			return fmt.Errorf("stream %d: %w", i, err)
 		}
@@ -273,7 +273,7 @@ func streams(ctx context.Context, c cluster.Cluster, o Options, row *Row) error 
 	errs := make(chan error, len(readers))
 	for _, r := range readers {
 		wg.Go(func() {
-			_ = r.conn.SetDeadline(deadline.Add(5 * time.Second))
+			_ = r.Conn.SetDeadline(deadline.Add(5 * time.Second))
 			for time.Now().Before(deadline) {
 				n, err := r.stream(streamBytes, deadline)
 				total.Add(uint64(n))
@@ -350,9 +350,8 @@ func oneConn(ctx context.Context, vip string) (string, error) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
-	s := &streamConn{conn: conn}
 	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
-	return s.get("/")
+	return topo.NewHTTPConn(conn).Get("/")
 }
 
 // nodeOf names the node whose local IP a real's answer ("realN
