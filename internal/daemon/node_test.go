@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/api"
+	"github.com/xlb-dev/xlb/internal/apply/applytest"
 	"github.com/xlb-dev/xlb/internal/config"
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
@@ -30,19 +31,6 @@ services:
   - {vip: 192.0.2.10, port: 443, protocol: tcp, reals: [{address: 10.100.3.1, port: 8443}]}
   - {vip: 192.0.2.20, port: 80, protocol: tcp, local_ips: [10.100.2.99], reals: [{address: 10.100.3.2, port: 8080}]}
 `
-
-func desired(t *testing.T, yaml string) *config.Desired {
-	t.Helper()
-	cfg, err := config.Parse([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := cfg.Desired()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // statusOf is the services of d with every real taking connections
 // except those named down (ADDR:PORT).
@@ -78,7 +66,7 @@ func brief(routes []api.RouteStatus) string {
 }
 
 func TestDecideRoutes(t *testing.T) {
-	d := desired(t, clusterConfig)
+	d := applytest.Desired(t, clusterConfig)
 	laddrs := "10.100.2.11/32 local_ip true\n10.100.2.99/32 local_ip true\n2001:db8:2::11/128 local_ip true"
 	for _, tc := range []struct {
 		name              string
@@ -117,7 +105,7 @@ func TestDecideRoutes(t *testing.T) {
 // TestNodeLocalIPs: a service without local IPs of its own takes the
 // node's of its VIP's family.
 func TestNodeLocalIPs(t *testing.T) {
-	d := desired(t, clusterConfig)
+	d := applytest.Desired(t, clusterConfig)
 	got := fmt.Sprint(d.Services[0].LocalIPs, d.Services[2].LocalIPs)
 	if want := "[10.100.2.11] [10.100.2.99]"; got != want {
 		t.Errorf("local IPs %s, want %s", got, want)
@@ -125,7 +113,7 @@ func TestNodeLocalIPs(t *testing.T) {
 }
 
 func TestCheckNodeChange(t *testing.T) {
-	cur := desired(t, clusterConfig)
+	cur := applytest.Desired(t, clusterConfig)
 	for _, tc := range []struct {
 		name, from, to, wantErr string
 	}{
@@ -140,7 +128,7 @@ func TestCheckNodeChange(t *testing.T) {
 			if to == clusterConfig {
 				t.Fatal("the test's edit changed nothing")
 			}
-			err := checkNodeChange(cur, desired(t, to))
+			err := checkNodeChange(cur, applytest.Desired(t, to))
 			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("err %v, want %q", err, tc.wantErr)
 			}
@@ -161,7 +149,7 @@ cluster:
 func TestDecideRoutesInACluster(t *testing.T) {
 	yaml := strings.Replace(clusterConfig, "  local_ips: [10.100.2.11, 2001:db8:2::11]\n", "", 1) + clusterNodes
 	yaml = strings.Replace(yaml, " local_ips: [10.100.2.99],", "", 1)
-	d := desired(t, yaml)
+	d := applytest.Desired(t, yaml)
 	if got := fmt.Sprint(d.Services[0].LocalIPs); got != "[10.100.2.11]" {
 		t.Fatalf("n1's local IPs from the cluster section: %s", got)
 	}
@@ -171,7 +159,7 @@ func TestDecideRoutesInACluster(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if err := checkClusterChange(d, desired(t, strings.Replace(yaml, "10.99.2.2", "10.99.2.3", 1))); err == nil {
+	if err := checkClusterChange(d, applytest.Desired(t, strings.Replace(yaml, "10.99.2.2", "10.99.2.3", 1))); err == nil {
 		t.Error("a cluster change applied without a restart")
 	}
 }
