@@ -47,6 +47,7 @@ const (
 // connection on a goroutine of its own. Close ends them all.
 type goServer struct {
 	mode   goServerMode
+	cpu    int // the CPU every connection's thread runs on, or -1: any
 	mu     sync.Mutex
 	lfds   []int
 	conns  map[int]bool
@@ -54,9 +55,10 @@ type goServer struct {
 	wg     sync.WaitGroup
 }
 
-// startGoServer listens on port in each real of reals.
-func startGoServer(t topo.Topology, reals []int, port int, mode goServerMode) (*goServer, error) {
-	s := &goServer{mode: mode, conns: map[int]bool{}}
+// startGoServer listens on port in each real of reals. With cpu >= 0
+// every connection is served on that CPU.
+func startGoServer(t topo.Topology, reals []int, port int, mode goServerMode, cpu int) (*goServer, error) {
+	s := &goServer{mode: mode, cpu: cpu, conns: map[int]bool{}}
 	for _, i := range reals {
 		var fd int
 		err := netns.Run(t.Real(i), func() (err error) {
@@ -123,8 +125,15 @@ func (s *goServer) accept(lfd int) {
 
 func (s *goServer) serve(fd int) {
 	defer s.wg.Done()
+	defer s.drop(fd)
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if s.cpu < 0 {
+		defer runtime.UnlockOSThread()
+	} else if pinThread(s.cpu) != nil {
+		return // the client sees the connection closed: an error
+	}
+	// a pinned thread stays locked: it ends with the goroutine instead
+	// of taking its CPU mask to other goroutines
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	buf := make([]byte, 256<<10)
 	for {
@@ -133,16 +142,30 @@ func (s *goServer) serve(fd int) {
 			continue
 		}
 		if err != nil || n == 0 {
-			break
+			return
 		}
 		if s.mode == echoMode && writeAll(fd, buf[:n]) != nil {
-			break
+			return
 		}
 	}
+}
+
+// drop closes a connection the server is done with.
+func (s *goServer) drop(fd int) {
 	s.mu.Lock()
 	delete(s.conns, fd)
 	unix.Close(fd)
 	s.mu.Unlock()
+}
+
+// pinThread binds the calling (locked) thread to cpu.
+func pinThread(cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin thread to CPU %d: %w", cpu, err)
+	}
+	return nil
 }
 
 // Close stops accepting, ends the connections still open and waits for
@@ -269,10 +292,21 @@ type rrStats struct {
 // runRR runs a netperf-style TCP_RR (one connection, a 1-byte request
 // and a 1-byte response at a time) or, with crr, TCP_CRR (a connection
 // per transaction: connect, request, response, close) from namespace
-// ns to dst for d.
-func runRR(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, crr bool) (rrStats, error) {
+// ns to dst for d, on CPU cpu (-1: any).
+func runRR(ctx context.Context, ns string, dst netip.AddrPort, d time.Duration, crr bool, cpu int) (rrStats, error) {
 	var st rrStats
 	err := netns.Run(ns, func() error {
+		if cpu >= 0 {
+			var old unix.CPUSet
+			if err := unix.SchedGetaffinity(0, &old); err != nil {
+				return fmt.Errorf("CPU mask: %w", err)
+			}
+			if err := pinThread(cpu); err != nil {
+				return err
+			}
+			// the thread goes back to Go's pool afterwards
+			defer unix.SchedSetaffinity(0, &old)
+		}
 		st.samples = make([]float64, 0, min(maxRRSamples, 1<<16))
 		fd := -1
 		if !crr {

@@ -45,7 +45,7 @@ func (r *appRun) throughput() (res []AppResult, err error) {
 	if err := r.startServers(appPortIperf, "iperf3", "-s", "-p", strconv.Itoa(appPortIperf)); err != nil {
 		return nil, err
 	}
-	srv, err := startGoServer(r.e.Topo, r.reals, appPortRR, sinkMode)
+	srv, err := startGoServer(r.e.Topo, r.reals, appPortRR, sinkMode, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -14,11 +14,52 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 )
 
+// placement is where a latency test's client and servers run. On veth
+// a packet is received on the CPU that sent it, so with one CPU the
+// whole round trip (and the DUT's part) runs there and no wake-up of
+// another CPU adds to it; with two, every round trip wakes the other
+// CPU twice, as between two machines. Left to the scheduler, the
+// figures of one DUT against another depended on where it put them.
+type placement struct {
+	name           string // in the test's name: "one CPU", "two CPUs"
+	client, server int
+}
+
+// latencyPlacements are one CPU, then two if the process may use two.
+func latencyPlacements() ([]placement, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("CPU mask: %w", err)
+	}
+	var cpus []int
+	for c := 0; c < len(set)*64 && len(cpus) < 2; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("no CPU in the process's mask")
+	}
+	p := []placement{{"one CPU", cpus[0], cpus[0]}}
+	if len(cpus) > 1 {
+		p = append(p, placement{"two CPUs", cpus[0], cpus[1]})
+	}
+	return p, nil
+}
+
+// where says it in a result's command.
+func (p placement) where() string {
+	return fmt.Sprintf("client on CPU %d, servers on CPU %d", p.client, p.server)
+}
+
 // latency runs the latency scenario: the Go TCP_RR and TCP_CRR, then
-// sockperf ping-pong.
+// sockperf ping-pong, each with the client and servers on one CPU, then
+// on two.
 func (r *appRun) latency() (res []AppResult, err error) {
 	// TCP_CRR leaves a connection in TIME_WAIT per transaction on the
 	// client: reuse them (after 1 s) and use every port, as netperf's
@@ -28,7 +69,30 @@ func (r *appRun) latency() (res []AppResult, err error) {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, restore()) }()
-	srv, err := startGoServer(r.e.Topo, r.reals, appPortRR, echoMode)
+	places, err := latencyPlacements()
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range places {
+		a, err := r.goRR(p)
+		res = append(res, a...)
+		if err != nil {
+			return res, err
+		}
+	}
+	for _, p := range places {
+		a, err := r.sockperf(p)
+		if err != nil {
+			return res, err
+		}
+		res = append(res, a)
+	}
+	return res, nil
+}
+
+// goRR runs the Go TCP_RR and TCP_CRR with placement p.
+func (r *appRun) goRR(p placement) (res []AppResult, err error) {
+	srv, err := startGoServer(r.e.Topo, r.reals, appPortRR, echoMode, p.server)
 	if err != nil {
 		return nil, err
 	}
@@ -39,13 +103,14 @@ func (r *appRun) latency() (res []AppResult, err error) {
 		if crr {
 			test, what = "TCP_CRR", "per transaction: connect, 1-byte request, 1-byte response, close"
 		}
+		test += ", " + p.name
 		r.progress("%s to %s for %v", test, dst, r.o.Duration)
-		st, err := runRR(r.ctx, r.e.Topo.Client(), dst, r.o.Duration, crr)
+		st, err := runRR(r.ctx, r.e.Topo.Client(), dst, r.o.Duration, crr, p.client)
 		if err != nil {
 			return res, err
 		}
 		a := AppResult{Test: test, Unit: "trans/s", Errors: st.errors,
-			Command: fmt.Sprintf("Go %s client to %s for %v: %s, TCP_NODELAY, blocking syscalls on a locked thread", test, dst, r.o.Duration, what)}
+			Command: fmt.Sprintf("Go %s client to %s for %v: %s, TCP_NODELAY, blocking syscalls on a locked thread, %s", test, dst, r.o.Duration, what, p.where())}
 		if st.elapsed > 0 {
 			a.Rate = float64(st.n) / st.elapsed.Seconds()
 		}
@@ -58,24 +123,21 @@ func (r *appRun) latency() (res []AppResult, err error) {
 		r.progress("%s: %.0f trans/s, p50 %.1f µs, p99 %.1f µs", test, a.Rate, a.P50Us, a.P99Us)
 		res = append(res, a)
 	}
-	srv.Close()
-	a, err := r.sockperf()
-	if err != nil {
-		return res, err
-	}
-	return append(res, a), nil
+	return res, nil
 }
 
-// sockperf runs sockperf ping-pong over TCP, reporting round trips.
-func (r *appRun) sockperf() (AppResult, error) {
-	if err := r.startServers(appPortSockperf, "sockperf", "server", "-i", "0.0.0.0", "-p", strconv.Itoa(appPortSockperf), "--tcp"); err != nil {
+// sockperf runs sockperf ping-pong over TCP with placement p (taskset),
+// reporting round trips.
+func (r *appRun) sockperf(p placement) (AppResult, error) {
+	if err := r.startServers(appPortSockperf, "taskset", "-c", strconv.Itoa(p.server),
+		"sockperf", "server", "-i", "0.0.0.0", "-p", strconv.Itoa(appPortSockperf), "--tcp"); err != nil {
 		return AppResult{}, err
 	}
 	full := filepath.Join(r.dir, "sockperf-full.csv")
-	args := []string{"ping-pong", "-i", r.target.String(), "-p", strconv.Itoa(appPortSockperf), "--tcp",
+	args := []string{"-c", strconv.Itoa(p.client), "sockperf", "ping-pong", "-i", r.target.String(), "-p", strconv.Itoa(appPortSockperf), "--tcp",
 		"-t", strconv.Itoa(r.seconds()), "--full-rtt", "--full-log", full}
-	r.progress("sockperf ping-pong to %s for %d s", r.target, r.seconds())
-	out, err := r.client("sockperf", args...)
+	r.progress("sockperf ping-pong to %s for %d s, %s", r.target, r.seconds(), p.where())
+	out, err := r.client("taskset", args...)
 	if err != nil {
 		return AppResult{}, err
 	}
@@ -83,7 +145,8 @@ func (r *appRun) sockperf() (AppResult, error) {
 	if err != nil {
 		return AppResult{}, fmt.Errorf("sockperf ping-pong to %s: %w", r.target, err)
 	}
-	a.Command = commandLine("sockperf", args)
+	a.Test += ", " + p.name
+	a.Command = commandLine("taskset", args) + " (servers: taskset -c " + strconv.Itoa(p.server) + ")"
 	f, err := os.Open(full)
 	if err != nil {
 		return AppResult{}, fmt.Errorf("sockperf full log: %w", err)
@@ -96,7 +159,7 @@ func (r *appRun) sockperf() (AppResult, error) {
 	var cdf AppResult
 	fillLatency(&cdf, samples)
 	a.CDFUs = cdf.CDFUs
-	r.progress("sockperf: %.0f trans/s, p50 %.1f µs, p99 %.1f µs", a.Rate, a.P50Us, a.P99Us)
+	r.progress("%s: %.0f trans/s, p50 %.1f µs, p99 %.1f µs", a.Test, a.Rate, a.P50Us, a.P99Us)
 	return a, r.stopAll()
 }
 

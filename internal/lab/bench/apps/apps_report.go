@@ -197,7 +197,7 @@ func AppCharts(dir, scenario string, results []AppResult) ([]string, error) {
 			continue
 		}
 		p.Add(plotter.NewGrid())
-		name := "app-latency-cdf-" + strings.ToLower(strings.NewReplacer(" ", "-", "_", "-").Replace(test))
+		name := "app-latency-cdf-" + strings.ToLower(strings.NewReplacer(" ", "-", "_", "-", ",", "").Replace(test))
 		if err := savePlot(p, dir, name); err != nil {
 			return out, err
 		}

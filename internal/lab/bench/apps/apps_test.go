@@ -28,11 +28,26 @@ func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
 
 // appTests are the tests each app scenario must report, in order.
 var appTests = map[string][]string{
-	"latency": {"TCP_RR", "TCP_CRR", "sockperf ping-pong"},
+	"latency": latencyTests(),
 	"redis":   {"redis SET", "redis GET", "redis SET -d 1400 -P 50", "redis GET -d 1400 -P 50"},
 	"http":    {"wrk"},
 	"throughput": {"TCP_STREAM MTU 1500", "TCP_STREAM MTU 1500, 150 streams", "iperf3 MTU 1500",
 		"TCP_STREAM MTU 9000", "TCP_STREAM MTU 9000, 150 streams", "iperf3 MTU 9000"},
+}
+
+// latencyTests are the latency scenario's tests on this machine: TCP_RR
+// and TCP_CRR on one CPU, then on two, then sockperf on each.
+func latencyTests() []string {
+	places, err := latencyPlacements()
+	if err != nil {
+		panic(err)
+	}
+	var rr, sockperf []string
+	for _, p := range places {
+		rr = append(rr, "TCP_RR, "+p.name, "TCP_CRR, "+p.name)
+		sockperf = append(sockperf, "sockperf ping-pong, "+p.name)
+	}
+	return append(rr, sockperf...)
 }
 
 // configsOf are the configurations a DUT's results name (AppResult.Config)

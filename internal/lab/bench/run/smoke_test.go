@@ -56,7 +56,7 @@ func TestSmokeEveryScenario(t *testing.T) {
 		{"cc", bench.Options{Conns: []int{2000}, OpenRate: 20_000, Keepalive: 3 * time.Second, ConnTable: 8000}, []string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
 		{"throughput", bench.Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |",
 			"## TCP_STREAM (the Arion report's table)", "| xlb generic | 9000 | 150 |", "| xdp-fwd native | 1500 | 1 |"}, nil},
-		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR | xlb |", "| sockperf ping-pong | nft |"}, nil},
+		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR, one CPU | xlb |", "| sockperf ping-pong, two CPUs | nft |"}, nil},
 		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
 		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
 		{"cluster", bench.Options{Nodes: []int{2}, Streams: 4, Duration: time.Second}, []string{"## A cluster of xlb nodes", "| 2 | 4 |", "| 2, no sync | 4 |"},
