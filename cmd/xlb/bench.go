@@ -113,7 +113,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; connection scenarios xlb,nft,direct, cps xlb,nft,xdp-fwd, throughput xlb,xdp-fwd,nft,direct, http with haproxy, synflood xlb,xlb-synproxy,nft-synproxy)")
+	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; cc xlb,nft,direct, latency and throughput xlb,xdp-fwd,nft,direct, redis xlb,xdp-fwd,direct, http xlb,xdp-fwd,nft,haproxy,direct, cps xlb,nft,xdp-fwd, synflood xlb,xlb-synproxy,nft-synproxy)")
 	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s; cc the keepalive interval)")
 	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")

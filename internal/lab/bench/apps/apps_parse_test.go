@@ -262,6 +262,7 @@ func TestAppTables(t *testing.T) {
 		{Scenario: "latency", Test: "TCP_RR", DUT: "direct", Rate: 20000, Unit: "trans/s", MeanUs: 50, P50Us: 50, P90Us: 56, P99Us: 80, MaxUs: 450},
 		{Scenario: "latency", Test: "TCP_CRR", DUT: "xlb", Rate: 4000, Unit: "trans/s", MeanUs: 250, P50Us: 200, P90Us: 300, P99Us: 1000, MaxUs: 2000},
 		{Scenario: "latency", Test: "sockperf ping-pong", DUT: "nft", Unit: "trans/s", Note: "why not"},
+		{Scenario: "latency", Test: "TCP_RR", DUT: "xdp-fwd", Rate: 12000, Unit: "trans/s", MeanUs: 70, P50Us: 65, P90Us: 80, P99Us: 110, MaxUs: 900},
 	}
 	var b bytes.Buffer
 	if err := WriteAppTables(&b, "latency", results); err != nil {
@@ -273,6 +274,7 @@ func TestAppTables(t *testing.T) {
 		"| TCP_CRR | xlb | 4000 | 250.0 | 200.0 | 300.0 | 1000.0 | 2000.0 |\n",
 		"| sockperf ping-pong | nft | n/a | n/a | n/a | n/a | n/a | n/a |\n",
 		"- sockperf ping-pong, nft: why not",
+		"Against the XDP hop alone (xdp-fwd, the same links and mode), trans/s:\n- xlb: TCP_RR 1.25x\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, b.String())
@@ -287,6 +289,9 @@ func TestAppTables(t *testing.T) {
 	}
 	if want := "| iperf3 MTU 1500 | haproxy | 3000 (33%) | 12 |"; !strings.Contains(b.String(), want) {
 		t.Errorf("tables lack %q:\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), "Against the XDP hop") {
+		t.Errorf("tables compare with an XDP hop that did not run:\n%s", b.String())
 	}
 	if err := WriteAppTables(&b, "pps", nil); err == nil {
 		t.Error("WriteAppTables took scenario pps")

@@ -141,6 +141,7 @@ func WriteAppTables(w io.Writer, scenario string, results []AppResult) error {
 			b.WriteString("\n")
 		}
 	}
+	writeAgainstHop(&b, cols[0], tests, duts, results)
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "\nNot measured:\n%s\n", strings.Join(notes, "\n"))
 	}
@@ -296,4 +297,35 @@ func writeArionTable(b *strings.Builder, results []AppResult) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// hopDUT is the bare XDP forwarder: what any XDP hop costs on the lab's
+// links, against which a DUT's own cost shows.
+const hopDUT = "xdp-fwd"
+
+// writeAgainstHop lists, per configuration that is neither direct nor
+// the hop, its rate as a share of the hop's in the same mode, test by
+// test.
+func writeAgainstHop(b *strings.Builder, rate appColumn, tests, duts []string, results []AppResult) {
+	var lines []string
+	for _, d := range duts {
+		if d == "direct" || strings.HasPrefix(d, hopDUT) {
+			continue
+		}
+		hop := hopDUT + strings.TrimPrefix(d, strings.Fields(d)[0]) // the same mode
+		var cells []string
+		for _, test := range tests {
+			a, ok := findApp(results, test, d)
+			h, hok := findApp(results, test, hop)
+			if ok && hok && a.Note == "" && h.Note == "" && rate.v(h) > 0 {
+				cells = append(cells, fmt.Sprintf("%s %.2fx", test, rate.v(a)/rate.v(h)))
+			}
+		}
+		if len(cells) > 0 {
+			lines = append(lines, fmt.Sprintf("- %s: %s", d, strings.Join(cells, ", ")))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(b, "\nAgainst the XDP hop alone (%s, the same links and mode), %s:\n%s\n", hopDUT, rate.head, strings.Join(lines, "\n"))
+	}
 }

@@ -10,32 +10,31 @@ import (
 	"github.com/xlb-dev/xlb/internal/lab/bench/endpoint"
 )
 
+// connDUTs are the connection scenarios' DUTs by default. The bare XDP
+// forwarder is the least an XDP hop costs: on veth, direct carries 64 KB
+// GSO segments while any XDP hop carries frames of the MTU, so every
+// application table has both.
+var connDUTs = map[string][]string{
+	"cc":      {"xlb", "nft", "direct"},
+	"latency": {"xlb", "xdp-fwd", "nft", "direct"},
+	"redis":   {"xlb", "xdp-fwd", "direct"},
+	"http":    {"xlb", "xdp-fwd", "nft", "haproxy", "direct"},
+	// the Arion report's configurations: through the balancer, the
+	// bare XDP forwarder, direct; and the kernel's NAT
+	"throughput": {"xlb", "xdp-fwd", "nft", "direct"},
+	// xlb against the kernel's NAT and against an XDP hop that does
+	// nothing but forward
+	"cps": {"xlb", "nft", "xdp-fwd"},
+	// xlb without and with its SYN proxy, and the kernel's own SYN
+	// proxy (nftables synproxy)
+	"synflood": {"xlb", "xlb-synproxy", "nft-synproxy"},
+}
+
 // connDefaults fills in the connection scenarios' defaults: the DUTs of
 // the reference tables and dperf-like endpoint settings.
 func connDefaults(o bench.Options, scenario string) bench.Options {
 	if len(o.DUTs) == 0 {
-		o.DUTs = []string{"xlb", "nft", "direct"}
-		if scenario == "http" {
-			o.DUTs = []string{"xlb", "nft", "haproxy", "direct"}
-		}
-		if scenario == "redis" {
-			o.DUTs = []string{"xlb", "direct"}
-		}
-		if scenario == "throughput" {
-			// the Arion report's configurations: through the balancer,
-			// the bare XDP forwarder, direct; and the kernel's NAT
-			o.DUTs = []string{"xlb", "xdp-fwd", "nft", "direct"}
-		}
-		if scenario == "cps" {
-			// xlb against the kernel's NAT and against an XDP hop
-			// that does nothing but forward
-			o.DUTs = []string{"xlb", "nft", "xdp-fwd"}
-		}
-		if scenario == "synflood" {
-			// xlb without and with its SYN proxy, and the kernel's
-			// own SYN proxy (nftables synproxy)
-			o.DUTs = []string{"xlb", "xlb-synproxy", "nft-synproxy"}
-		}
+		o.DUTs = connDUTs[scenario]
 	}
 	if o.Keepalive == 0 {
 		o.Keepalive = time.Second

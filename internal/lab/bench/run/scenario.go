@@ -107,6 +107,11 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 		if scenario == "cps" || scenario == "cc" {
 			o.Reals = 8 // as the DPVS report's CPS/CC table
 		}
+		if scenario == "latency" || scenario == "redis" || scenario == "http" {
+			// one server for every DUT: direct reaches only one, and
+			// a balancer's row against it must not have two
+			o.Reals = 1
+		}
 	}
 	if o.LabName == "" {
 		o.LabName = "xlbbench"
@@ -155,10 +160,6 @@ func validate(o bench.Options, scenario string) error {
 				want = bench.ConnDUTNames
 			}
 			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
-		}
-		if d == "xdp-fwd" && (scenario == "redis" || scenario == "http") {
-			return fmt.Errorf("DUT xdp-fwd: %s runs kernel applications, and the forwarder's redirects reach only "+
-				"interfaces with an XDP program (the XDP endpoints'): it takes xlb, nft, haproxy, direct", scenario)
 		}
 	}
 	if conn {
