@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/apps"
 	benchrun "github.com/xlb-dev/xlb/internal/lab/bench/run"
 	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
@@ -22,6 +25,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		o     bench.Options
 		out   string
 		quiet bool
+		quick bool
 		l4    string
 	)
 	cmd := &cobra.Command{
@@ -47,6 +51,11 @@ Scenarios:
                streams and new connections through the VIP, the spread
                over the nodes
 
+all runs every scenario in turn, each with its defaults (hours), into
+--out/SCENARIO, and writes --out/index.md linking their reports with the
+machine, the commit and what each took; --quick makes it a pass of a
+few minutes that checks every table is produced.
+
 Connection scenarios (XDP TCP endpoints and real applications, DUTs xlb,
 nft, haproxy, direct; xdp-fwd with the XDP endpoints):
   cps          highest new-connection rate with no connection error,
@@ -69,12 +78,15 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
                kernel's); cps also takes xlb-toa and xlb-proxy-v2`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError{fmt.Errorf("which scenario? want one of %s", strings.Join(benchrun.Scenarios, ", "))}
+				return usageError{fmt.Errorf("which scenario? want all or one of %s", strings.Join(benchrun.Scenarios, ", "))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scenario := args[0]
+			if quick && scenario != "all" {
+				return usageError{fmt.Errorf("--quick: only with all")}
+			}
 			o.L4 = traffic.L4(l4)
 			self, err := os.Executable()
 			if err != nil {
@@ -86,6 +98,9 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 			}
 			if out == "" {
 				out = filepath.Join("results", fmt.Sprintf("%s-%s", scenario, time.Now().Format("20060102-150405")))
+			}
+			if scenario == "all" {
+				return benchAll(cmd, g, o, out, quick, quiet)
 			}
 			res, err := benchrun.Run(cmd.Context(), scenario, o)
 			var oe *benchrun.OptionError
@@ -124,6 +139,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Float64Var(&o.LossTolerance, "loss-tolerance", 0.1, "rfc2544: loss in percent a PDR trial may have")
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
+	f.StringSliceVar(&o.RedisTests, "redis-tests", nil, "redis: redis-benchmark tests (default the Arion report's ten: "+strings.Join(apps.RedisTests, ",")+")")
 	f.IntSliceVar(&o.Services, "services", nil, "apply: service counts (default 1000,10000)")
 	f.IntSliceVar(&o.Nodes, "nodes", nil, "cluster: node counts, a cluster each (default 1,2,3)")
 	f.IntVar(&o.Streams, "streams", 0, "cluster: concurrent streams of the throughput trial (default 150)")
@@ -140,6 +156,40 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIME)")
 	f.BoolVar(&quiet, "quiet", false, "no progress, no report on stdout")
+	f.BoolVar(&quick, "quick", false, "all: tiny trials and tables, every table in minutes (a check, not a measure)")
 	f.BoolVar(&o.AllowUnclean, "allow-unclean", false, "run a binary built with changes not committed (or outside a checkout); every report says so first")
 	return cmd
+}
+
+// allFlags are the flags `xlb bench all` takes; the others belong to one
+// scenario.
+var allFlags = []string{"out", "quick", "quiet", "allow-unclean", "lab-name", "lab-net"}
+
+// benchAll runs `xlb bench all`.
+func benchAll(cmd *cobra.Command, g *globalFlags, o bench.Options, out string, quick, quiet bool) error {
+	var wrong []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if !slices.Contains(allFlags, f.Name) {
+			wrong = append(wrong, "--"+f.Name)
+		}
+	})
+	if len(wrong) > 0 {
+		return usageError{fmt.Errorf("%s: all runs every scenario with its own options; it takes only --%s",
+			strings.Join(wrong, ", "), strings.Join(allFlags, ", --"))}
+	}
+	idx, err := benchrun.RunAll(cmd.Context(), out, quick, o, "xlb "+strings.Join(os.Args[1:], " "))
+	var oe *benchrun.OptionError
+	if errors.As(err, &oe) {
+		return usageError{err}
+	}
+	if idx != nil && !quiet && !g.json {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\nresults in %s\n", idx.Markdown(), out)
+	}
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(cmd, map[string]string{"results": out, "index": filepath.Join(out, "index.md")})
+	}
+	return nil
 }

@@ -32,11 +32,14 @@ type Options struct {
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
 	ConnTable     int           `json:"conn_table,omitempty"`    // the xlb DUT's IPv4 connection table (0: the scenario's)
-	CPUs          []int         `json:"cpus"`
-	Reals         int           `json:"reals"`
-	LabName       string        `json:"lab_name"`
-	LabNet        uint8         `json:"lab_net"`
-	Self          string        `json:"-"` // the xlb binary (for the xlb DUT)
+	// RedisTests are redis-benchmark's tests (-t), by default the ten
+	// of the Arion report
+	RedisTests []string `json:"redis_tests,omitempty"`
+	CPUs       []int    `json:"cpus"`
+	Reals      int      `json:"reals"`
+	LabName    string   `json:"lab_name"`
+	LabNet     uint8    `json:"lab_net"`
+	Self       string   `json:"-"` // the xlb binary (for the xlb DUT)
 	// AllowUnclean runs a binary built with changes not committed, or
 	// outside a checkout; every report then says so first.
 	AllowUnclean bool      `json:"allow_unclean,omitempty"`

@@ -22,6 +22,11 @@ type Machine struct {
 	Go       string `json:"go"`
 }
 
+// Summary is the machine in one phrase, as reports give it.
+func (m Machine) Summary() string {
+	return fmt.Sprintf("%s, kernel %s, %d CPUs (%s)", m.CPUModel, m.Kernel, m.CPUs, m.Go)
+}
+
 // ThisMachine reads the kernel release and the CPU model.
 func ThisMachine() Machine {
 	m := Machine{Kernel: kernelRelease(), CPUModel: "?", CPUs: runtime.NumCPU(), Go: runtime.Version()}

@@ -62,6 +62,8 @@ type AppOptions struct {
 	// Trials is how often each TCP_STREAM test runs; the median counts
 	// (0 or 1: once)
 	Trials int
+	// RedisTests are redis-benchmark's tests (-t; default RedisTests)
+	RedisTests []string
 }
 
 // AppScenarios are the scenarios RunApp runs.

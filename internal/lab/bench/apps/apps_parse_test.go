@@ -105,6 +105,14 @@ func TestParseRedisCSV(t *testing.T) {
 		{"pipelined", header + `"SET","990099.00","0.752","0.368","0.695","0.967","3.111","4.871"` + "\n", []string{"-d", "1400", "-P", "50"}, []AppResult{
 			{Test: "redis SET -d 1400 -P 50", Unit: "req/s", Rate: 990099, MeanUs: 752, P50Us: 695, P95Us: 967, P99Us: 3111, MaxUs: 4871},
 		}, ""},
+		{"names", header + `"PING_MBULK","95238.09","0.289","0.088","0.263","0.463","0.727","0.935"
+"LPUSH (needed to benchmark LRANGE)","111111.12","0.260","0.072","0.247","0.383","0.591","0.895"
+"LRANGE_100 (first 100 elements)","62500.00","0.697","0.264","0.663","0.967","1.295","1.615"
+`, nil, []AppResult{
+			{Test: "redis PING_BULK", Unit: "req/s", Rate: 95238.09, MeanUs: 289, P50Us: 263, P95Us: 463, P99Us: 727, MaxUs: 935},
+			{Test: "redis LPUSH", Unit: "req/s", Rate: 111111.12, MeanUs: 260, P50Us: 247, P95Us: 383, P99Us: 591, MaxUs: 895},
+			{Test: "redis LRANGE_100", Unit: "req/s", Rate: 62500, MeanUs: 697, P50Us: 663, P95Us: 967, P99Us: 1295, MaxUs: 1615},
+		}, ""},
 		{"redis 6", `"SET","91324.20"` + "\n" + `"GET","87719.30"` + "\n", nil, nil, "lacks"},
 		{"no connection", "Could not connect to Redis at 10.171.0.10:6379: Connection refused\n", nil, nil, "without results"},
 	} {
@@ -123,6 +131,55 @@ func TestParseRedisCSV(t *testing.T) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestFindRedisTest(t *testing.T) {
+	results := []AppResult{{Test: "redis PING_BULK -d 1400 -P 50"}, {Test: "redis LPUSH -d 1400 -P 50"}, {Test: "redis LRANGE_100 -d 1400 -P 50"}}
+	for test, want := range map[string]string{"ping_mbulk": "redis PING_BULK -d 1400 -P 50", "lrange_100": "redis LRANGE_100 -d 1400 -P 50", "set": ""} {
+		a, ok := findRedisTest(results, test)
+		if ok != (want != "") || a.Test != want {
+			t.Errorf("%s: %q %v, want %q", test, a.Test, ok, want)
+		}
+	}
+}
+
+func TestParseRedisLatency(t *testing.T) {
+	a, err := parseRedisLatency("0 1 0.18 196\n")
+	if err != nil || a.Test != redisLatencyTest || a.MeanUs != 180 || a.MaxUs != 1000 || a.Rate != 0 {
+		t.Errorf("got %+v, %v", a, err)
+	}
+	for _, bad := range []string{"", "0 1 0.18", "0 1 x 196", "0 0 0.00 0", "Could not connect to Redis"} {
+		if _, err := parseRedisLatency(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestArionRedisTable(t *testing.T) {
+	var results []AppResult
+	for _, d := range []struct {
+		dut  string
+		rate float64
+	}{{"direct", 1000}, {"xlb", 900}} {
+		results = append(results,
+			AppResult{Test: "redis PING_BULK", DUT: d.dut, Unit: "req/s", Rate: d.rate},
+			AppResult{Test: "redis PING_BULK -d 1400 -P 50", DUT: d.dut, Unit: "req/s", Rate: 10 * d.rate},
+			AppResult{Test: redisLatencyTest, DUT: d.dut, Unit: "ms", MeanUs: d.rate / 10, MaxUs: 1000})
+	}
+	var b strings.Builder
+	writeArionRedisTable(&b, results)
+	for _, want := range []string{
+		"## Redis via xlb (the Arion report's table)",
+		"| PING_BULK | 1000.00 | 900.00 | 90.00% | 10000.00 | 9000.00 | 90.00% |\n",
+		"direct avg 0.10 ms, max 1.00 ms; xlb avg 0.09 ms, max 1.00 ms.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "via direct") || strings.Contains(b.String(), "| redis-cli") {
+		t.Errorf("table has direct as a DUT or the latency as a test:\n%s", b.String())
 	}
 }
 

@@ -17,15 +17,25 @@ var redisRuns = [][]string{nil, {"-d", "1400", "-P", "50"}}
 // redisClients is redis-benchmark's connection count (-c).
 const redisClients = 50
 
-// redis runs redis-server in the reals and redis-benchmark SET and GET
-// in the client. redis-benchmark runs a request count, not a time: a
-// short first run measures the rate, the second runs about the test
-// duration at that rate.
+// RedisTests are the redis-benchmark tests (-t) of the Arion report's
+// table, in its order. redis-benchmark 6 renamed its PING_BULK to
+// PING_MBULK (the report's name is kept in the results).
+var RedisTests = []string{"ping_inline", "ping_mbulk", "set", "get", "incr", "sadd", "zadd", "zpopmin", "lrange_100", "lrange_600"}
+
+// redis runs redis-server in the reals, redis-benchmark's tests in the
+// client, then redis-cli --latency. redis-benchmark runs a request
+// count, not a time: a first run of every test with a request a client
+// and pipeline slot measures each rate, then each test runs alone for
+// about the test duration at its rate.
 func (r *appRun) redis() ([]AppResult, error) {
 	port := strconv.Itoa(appPortRedis)
 	if err := r.startServers(appPortRedis, "redis-server", "--port", port, "--save", "", "--appendonly", "no",
 		"--protected-mode", "no", "--bind", "0.0.0.0", "--daemonize", "no", "--dir", r.dir, "--logfile", ""); err != nil {
 		return nil, err
+	}
+	tests := r.o.RedisTests
+	if len(tests) == 0 {
+		tests = RedisTests
 	}
 	var res []AppResult
 	for _, extra := range redisRuns {
@@ -35,11 +45,11 @@ func (r *appRun) redis() ([]AppResult, error) {
 				pipeline, _ = strconv.Atoi(extra[i+1])
 			}
 		}
-		args := func(n int) []string {
+		args := func(n int, tests ...string) []string {
 			return append([]string{"-h", r.target.String(), "-p", port, "-c", strconv.Itoa(redisClients),
-				"-n", strconv.Itoa(n), "-t", "set,get", "--csv"}, extra...)
+				"-n", strconv.Itoa(n), "-t", strings.Join(tests, ","), "--csv"}, extra...)
 		}
-		out, err := r.client("redis-benchmark", args(5000*pipeline)...)
+		out, err := r.client("redis-benchmark", args(redisClients*pipeline, tests...)...)
 		if err != nil {
 			return res, err
 		}
@@ -47,27 +57,101 @@ func (r *appRun) redis() ([]AppResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("redis-benchmark to %s: %w", r.target, err)
 		}
-		rate := math.Inf(1)
-		for _, a := range first {
-			rate = min(rate, a.Rate)
-		}
-		n := redisRequests(rate, r.o.Duration.Seconds())
-		r.progress("redis-benchmark %s to %s: %d requests a test", strings.Join(extra, " "), r.target, n)
-		out, err = r.client("redis-benchmark", args(n)...)
-		if err != nil {
-			return res, err
-		}
-		tests, err := parseRedisCSV(out, extra)
-		if err != nil {
-			return res, fmt.Errorf("redis-benchmark to %s: %w", r.target, err)
-		}
-		for _, a := range tests {
-			a.Command = commandLine("redis-benchmark", args(n))
+		for _, test := range tests {
+			rate := math.Inf(1)
+			if a, ok := findRedisTest(first, test); ok {
+				rate = a.Rate
+			}
+			n := redisRequests(rate, r.o.Duration.Seconds())
+			out, err = r.client("redis-benchmark", args(n, test)...)
+			if err != nil {
+				return res, err
+			}
+			got, err := parseRedisCSV(out, extra)
+			if err != nil {
+				return res, fmt.Errorf("redis-benchmark to %s: %w", r.target, err)
+			}
+			a, ok := findRedisTest(got, test)
+			if !ok {
+				return res, fmt.Errorf("redis-benchmark -t %s to %s: no such test in its output: %s", test, r.target, lastLines(out, 3))
+			}
+			a.Command = commandLine("redis-benchmark", args(n, test))
 			r.progress("%s: %.0f req/s, p50 %.0f µs, p99 %.0f µs", a.Test, a.Rate, a.P50Us, a.P99Us)
 			res = append(res, a)
 		}
 	}
-	return res, r.stopAll()
+	a, err := r.redisLatency()
+	if err != nil {
+		return res, err
+	}
+	return append(res, a), r.stopAll()
+}
+
+// redisLatencyTest names the redis-cli --latency result.
+const redisLatencyTest = "redis-cli --latency"
+
+// redisLatency runs redis-cli --latency for the test duration: a PING
+// every 10 ms on one connection. Without a terminal it prints one line,
+// "min max avg samples" in ms, as the Arion report's --latency-history
+// gives for each 15 s.
+func (r *appRun) redisLatency() (AppResult, error) {
+	args := []string{"-h", r.target.String(), "-p", strconv.Itoa(appPortRedis), "--latency", "-i", strconv.Itoa(r.seconds())}
+	out, err := r.client("redis-cli", args...)
+	if err != nil {
+		return AppResult{}, err
+	}
+	a, err := parseRedisLatency(out)
+	if err != nil {
+		return AppResult{}, fmt.Errorf("redis-cli --latency to %s: %w", r.target, err)
+	}
+	a.Command = commandLine("redis-cli", args)
+	r.progress("%s: avg %.0f µs, max %.0f µs", a.Test, a.MeanUs, a.MaxUs)
+	return a, nil
+}
+
+// parseRedisLatency reads redis-cli --latency's line without a terminal:
+// "min max avg samples", in ms. Rate is the pings per second.
+func parseRedisLatency(out string) (AppResult, error) {
+	a := AppResult{Test: redisLatencyTest, Unit: "pings/s"}
+	f := strings.Fields(out)
+	if len(f) != 4 {
+		return a, fmt.Errorf("want \"min max avg samples\", got %q", strings.TrimSpace(out))
+	}
+	var v [4]float64
+	for i, s := range f {
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return a, fmt.Errorf("%q: %w", strings.TrimSpace(out), err)
+		}
+		v[i] = x
+	}
+	if v[3] == 0 {
+		return a, fmt.Errorf("no samples: %q", strings.TrimSpace(out))
+	}
+	a.MeanUs, a.MaxUs = v[2]*1000, v[1]*1000
+	return a, nil
+}
+
+// findRedisTest is the result of redis-benchmark test (as -t names it)
+// among results.
+func findRedisTest(results []AppResult, test string) (AppResult, bool) {
+	for _, a := range results {
+		if redisName(strings.ToUpper(test)) == strings.Fields(strings.TrimPrefix(a.Test, "redis "))[0] {
+			return a, true
+		}
+	}
+	return AppResult{}, false
+}
+
+// redisName is a test's name in the results: redis-benchmark's without
+// what it says in brackets ("LRANGE_100 (first 100 elements)"), and the
+// report's PING_BULK for PING_MBULK.
+func redisName(name string) string {
+	name, _, _ = strings.Cut(name, " (")
+	if name == "PING_MBULK" {
+		return "PING_BULK"
+	}
+	return name
 }
 
 // redisRequests is the request count that takes about secs at rate,
@@ -117,7 +201,7 @@ func parseRedisCSV(out string, extra []string) ([]AppResult, error) {
 			}
 			return v * scale, nil
 		}
-		a := AppResult{Test: "redis " + row[col["test"]] + suffix, Unit: "req/s"}
+		a := AppResult{Test: "redis " + redisName(row[col["test"]]) + suffix, Unit: "req/s"}
 		for _, f := range []struct {
 			dst   *float64
 			h     string

@@ -50,7 +50,7 @@ func appColumns(scenario string) []appColumn {
 // appTitles head each scenario's table.
 var appTitles = map[string]string{
 	"latency":    "Latency: one transaction at a time (TCP_RR, TCP_CRR, sockperf ping-pong round trips)",
-	"redis":      fmt.Sprintf("Redis: redis-benchmark SET and GET, %d connections", redisClients),
+	"redis":      fmt.Sprintf("Redis: redis-benchmark, %d connections; redis-cli --latency", redisClients),
 	"http":       fmt.Sprintf("HTTP: wrk against nginx, 1 thread, %d keep-alive connections", wrkConnections),
 	"throughput": "Throughput: TCP_STREAM and iperf3, every configuration",
 }
@@ -103,6 +103,9 @@ func WriteAppTables(w io.Writer, scenario string, results []AppResult) error {
 	var b strings.Builder
 	if scenario == "throughput" {
 		writeArionTable(&b, results)
+	}
+	if scenario == "redis" {
+		writeArionRedisTable(&b, results)
 	}
 	cols := appColumns(scenario)
 	fmt.Fprintf(&b, "## %s\n\n| test | DUT |", title)

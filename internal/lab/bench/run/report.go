@@ -19,8 +19,7 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 			uncleanWarning, unclean(r.Build))
 	}
 	fmt.Fprintf(w, "`%s`\n\n", r.Command)
-	fmt.Fprintf(w, "%s, kernel %s, %d CPUs (%s); xlb %s; %s to %s.\n\n", r.Machine.CPUModel, r.Machine.Kernel, r.Machine.CPUs,
-		r.Machine.Go, r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))
+	fmt.Fprintf(w, "%s; xlb %s; %s to %s.\n\n", r.Machine.Summary(), r.Revision, r.Started.Format("2006-01-02 15:04:05"), r.Finished.Format("15:04:05"))
 	conn := slices.Contains(connScenarios, r.Scenario)
 	if conn {
 		fmt.Fprintf(w, "Trials of %v, sender CPUs %v, %d reals. XDP endpoints: client in the client namespace, stateless server on every real.\n\n", o.Duration, o.CPUs, o.Reals)

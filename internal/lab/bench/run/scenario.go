@@ -11,6 +11,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/apps"
 	"github.com/xlb-dev/xlb/internal/lab/bench/cfgscale"
 	"github.com/xlb-dev/xlb/internal/lab/bench/clusterbench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/conns"
@@ -160,6 +161,11 @@ func validate(o bench.Options, scenario string) error {
 				want = bench.ConnDUTNames
 			}
 			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
+		}
+	}
+	for _, t := range o.RedisTests {
+		if !slices.Contains(apps.RedisTests, t) {
+			return fmt.Errorf("redis test %q: want some of %s", t, strings.Join(apps.RedisTests, ","))
 		}
 	}
 	if conn {

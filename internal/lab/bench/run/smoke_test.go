@@ -26,66 +26,63 @@ var xlbBinary string
 
 func TestMain(m *testing.M) { os.Exit(labtest.RunTestsWithXLB(m, &xlbBinary)) }
 
-// TestSmokeEveryScenario runs every scenario over every DUT with tiny
-// trials and checks that the results are complete and consistent: the
-// JSON reads back, the CSV has a row per trial, the report has the
-// scenario's tables, the charts exist in SVG and PNG. It times nothing.
+// TestSmokeEveryScenario runs `xlb bench all --quick`: every scenario
+// over every DUT with tiny trials. It checks the index and that each
+// scenario's results are complete and consistent: the JSON reads back,
+// the CSV has a row per trial, the report has the scenario's tables, the
+// charts exist in SVG and PNG. It times nothing.
 func TestSmokeEveryScenario(t *testing.T) {
 	testenv.RequireRoot(t, "builds network namespaces and runs XDP")
 	testenv.RequireTool(t, "nft")
-	for i, tc := range []struct {
-		scenario string
-		opts     bench.Options
-		want     []string // in report.md
-		charts   []string
+	// what each scenario's report.md and charts must have
+	checks := map[string]struct {
+		want   []string
+		charts []string
 	}{
-		{"pps", bench.Options{Flows: []int{1, 1000}}, []string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |"}, []string{"pps-vs-flows"}},
-		{"frame-sizes", bench.Options{Sizes: []int{64, 1518}, FixedRate: 50_000}, []string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps"}, []string{"pps-vs-frame-size"}},
-		{"rfc2544", bench.Options{Sizes: []int{64, 512}, MaxIterations: 2}, []string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
-		{"multiflow", bench.Options{Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
-			[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
-		{"apply", bench.Options{Services: []int{20, 40}}, []string{"## Configuration at scale", "| 20 | 60 | ", "| 40 | 120 | ", "one-service change with 40 services"}, nil},
-		{"datapath", bench.Options{Flows: []int{1000, 5000}, Repeat: 10000}, []string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
+		"pps":         {[]string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |"}, []string{"pps-vs-flows"}},
+		"frame-sizes": {[]string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps"}, []string{"pps-vs-frame-size"}},
+		"rfc2544":     {[]string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
+		"multiflow":   {[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
+		"apply":       {[]string{"## Configuration at scale", "| 20 | 60 | ", "| 40 | 120 | ", "one-service change with 40 services"}, nil},
+		"datapath":    {[]string{"## Per-packet cost", "| 1000 | ", "| 5000 | ", "| xdp-tx |"}, []string{"datapath-cost"}},
 		// the connection scenarios, XDP endpoints and real applications
-		{"cps", bench.Options{MaxIterations: 2}, []string{"## Connection rate", "| xlb | 1 |", "| nft | 1 |", "| xdp-fwd | 1 |"}, []string{"cps-per-dut"}},
-		// a keepalive above the longest settle (a refused SYN's retries:
-		// about 1.2 s), which would otherwise send the round's requests,
-		// and a table with room: a table refuses a few connections
-		// before its size (docs/operator-guide.md), which cc measures
-		// and the smoke test does not
-		{"cc", bench.Options{Conns: []int{2000}, OpenRate: 20_000, Keepalive: 3 * time.Second, ConnTable: 8000}, []string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
-		{"throughput", bench.Options{}, []string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |",
+		"cps": {[]string{"## Connection rate", "| xlb | 1 |", "| nft | 1 |", "| xdp-fwd | 1 |"}, []string{"cps-per-dut"}},
+		"cc":  {[]string{"## Concurrent connections held", "| xlb | 2000 | 2000 |", "| nft | 2000 | 2000 |"}, nil},
+		"throughput": {[]string{"## Keepalive requests back to back", "| iperf3 MTU 1500 | direct |",
 			"## TCP_STREAM (the Arion report's table)", "| xlb generic | 9000 | 150 |", "| xdp-fwd native | 1500 | 1 |"}, nil},
-		{"latency", bench.Options{}, []string{"## One request at a time", "| TCP_RR, one CPU | xlb |", "| sockperf ping-pong, two CPUs | nft |"}, nil},
-		{"redis", bench.Options{}, []string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |"}, nil},
-		{"http", bench.Options{}, []string{"| wrk | haproxy |", "| wrk | xlb |"}, nil},
-		{"cluster", bench.Options{Nodes: []int{2}, Streams: 4, Duration: time.Second}, []string{"## A cluster of xlb nodes", "| 2 | 4 |", "| 2, no sync | 4 |"},
+		"latency": {[]string{"## One request at a time", "| TCP_RR, one CPU | xlb |", "| sockperf ping-pong, two CPUs | nft |",
+			"| TCP_CRR, two CPUs | xdp-fwd |", "Against the XDP hop alone"}, nil},
+		"redis": {[]string{"| redis GET | xlb |", "| redis SET -d 1400 -P 50 | direct |", "| redis GET -d 1400 -P 50 | xdp-fwd |",
+			"## Redis via xlb (the Arion report's table)", "| SET | ", "`redis-cli --latency`"}, nil},
+		"http": {[]string{"| wrk | haproxy |", "| wrk | xlb |", "| wrk | xdp-fwd |"}, nil},
+		"cluster": {[]string{"## A cluster of xlb nodes", "| 2 | 4 |", "| 2, no sync | 4 |"},
 			[]string{"cluster-throughput", "cluster-cps"}},
-		{"synflood", bench.Options{}, []string{"## SYN flood", "| xlb-synproxy | ", "| nft-synproxy | ", "### Goals",
+		"synflood": {[]string{"## SYN flood", "| xlb-synproxy | ", "| nft-synproxy | ", "### Goals",
 			"Spoofed SYNs that reached a real through xlb-synproxy (goal 0): 0."}, nil},
-	} {
-		t.Run(tc.scenario, func(t *testing.T) {
-			o := tc.opts
-			// the tests run on any tree, committed or not: the report
-			// says which (checked below)
-			o.Self, o.AllowUnclean = xlbBinary, true
-			if o.Duration == 0 {
-				o.Duration = 50 * time.Millisecond
-			}
-			o.LabName, o.LabNet = fmt.Sprintf("xlbs%d-%d", os.Getpid(), i), uint8(220+(os.Getpid()+i)%30)
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			res, err := Run(ctx, tc.scenario, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Command = "xlb bench " + tc.scenario + " (smoke test)"
-			dir := t.TempDir()
-			if err := res.Write(dir); err != nil {
-				t.Fatal(err)
-			}
-			if err := res.Check(); err != nil {
-				t.Fatal(err)
+	}
+	// the tests run on any tree, committed or not: the reports say
+	// which (checked below)
+	base := bench.Options{Self: xlbBinary, AllowUnclean: true, LabName: fmt.Sprintf("xlbs%d", os.Getpid()),
+		LabNet: uint8(220 + os.Getpid()%30)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	idx, err := RunAll(ctx, out, true, base, "xlb bench all --quick (smoke test)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(out, "index.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Entries) != len(Scenarios) || len(checks) != len(Scenarios) {
+		t.Fatalf("%d scenarios ran, %d checked, want %d", len(idx.Entries), len(checks), len(Scenarios))
+	}
+	for _, e := range idx.Entries {
+		t.Run(e.Scenario, func(t *testing.T) {
+			tc, res, dir := checks[e.Scenario], e.Results, filepath.Join(out, e.Dir)
+			if !strings.Contains(string(index), fmt.Sprintf("| %s | [%s/report.md](%s/report.md) |", e.Scenario, e.Dir, e.Dir)) {
+				t.Errorf("index.md lacks %s:\n%s", e.Scenario, index)
 			}
 			var back Results
 			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
@@ -143,4 +140,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 			}
 		})
 	}
+	if warned := strings.Contains(string(index), uncleanWarning); warned == idx.Build.Clean() {
+		t.Errorf("build %+v, and index.md warns of an unclean one: %v", idx.Build, warned)
+	}
+	t.Logf("\n%s", index)
 }
