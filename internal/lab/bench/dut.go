@@ -65,7 +65,7 @@ type ModeSwitcher interface {
 var XDPModes = []string{"native", "generic"}
 
 // DUTNames are the DUTs --dut accepts, in their default order.
-var DUTNames = []string{"xlb", "xdp-fwd", "kernel", "nft"}
+var DUTNames = []string{"xlb", "xdp-fwd", "xdp-fixed", "kernel", "nft"}
 
 // ConnDUTNames are the DUTs the connection scenarios take (xdp-fwd only
 // those of the XDP endpoints; the xlb variants and nft-synproxy the cps
@@ -80,7 +80,7 @@ func IsXLB(d DUT) bool {
 
 // NewDUT returns the DUT called name among those of the lab itself,
 // which frame and connection scenarios share: xlb, kernel, nft, sink and
-// direct. The bare XDP forwarder (frames.NewFwdDUT) and haproxy
+// direct. The bare XDP forwarders (frames.NewFwdDUT, NewFixedFwdDUT) and haproxy
 // (apps.NewHAProxyDUT) live with their scenarios; run.NewDUT knows
 // every DUT.
 func NewDUT(name string) (DUT, error) {

@@ -38,8 +38,11 @@ func TestEveryDUTForwards(t *testing.T) {
 	for _, name := range append(bench.DUTNames, "sink") {
 		t.Run(name, func(t *testing.T) {
 			dut, err := bench.NewDUT(name)
-			if name == "xdp-fwd" {
+			switch name {
+			case "xdp-fwd":
 				dut, err = NewFwdDUT(), nil
+			case "xdp-fixed":
+				dut, err = NewFixedFwdDUT(), nil
 			}
 			if err != nil {
 				t.Fatal(err)

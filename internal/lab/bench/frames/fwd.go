@@ -16,24 +16,39 @@ import (
 )
 
 // NewFwdDUT returns the xdp-fwd DUT: the bare XDP forwarder
-// (bpf/bench/fwd.bpf.c), the ceiling of an XDP program that forwards.
+// (bpf/bench/fwd.bpf.c), the ceiling of an XDP program that routes.
 func NewFwdDUT() bench.DUT { return &fwdDUT{} }
+
+// NewFixedFwdDUT returns the xdp-fixed DUT: a forwarder with a fixed
+// next hop per port (MAC rewrite and devmap redirect only), the least an
+// XDP hop can cost. It takes complete checksums only: frame scenarios.
+func NewFixedFwdDUT() bench.DUT { return &fwdDUT{fixed: true} }
 
 // fwdDUT is the bare XDP forwarder on every interface of the balancer:
 // the client's frames in, and the reals' answers back (connection
-// scenarios).
+// scenarios). Fixed, every frame from the client goes to real 1, and
+// every frame from a real to the client.
 type fwdDUT struct {
+	fixed bool
 	objs  fwdObjects
 	links []link.Link
 	mode  string // XDP mode; "" is native
 }
 
-func (*fwdDUT) Name() string   { return "xdp-fwd" }
+func (f *fwdDUT) Name() string {
+	if f.fixed {
+		return "xdp-fixed"
+	}
+	return "xdp-fwd"
+}
 func (*fwdDUT) Balances() bool { return false }
 func (*fwdDUT) Target(e *bench.Env, v6, varyDst bool) netip.Addr {
 	return bench.RealTarget(e, v6, varyDst)
 }
-func (*fwdDUT) Version(*bench.Env) string {
+func (f *fwdDUT) Version(*bench.Env) string {
+	if f.fixed {
+		return "bpf/bench/fwd.bpf.c xdp_fwd_fixed (a fixed next hop per port: MAC rewrite + devmap redirect)"
+	}
 	return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)"
 }
 
@@ -63,6 +78,13 @@ func (f *fwdDUT) attach(e *bench.Env) error {
 	if f.mode == "generic" {
 		flags = link.XDPGenericMode
 	}
+	prog := f.objs.XdpFwd
+	if f.fixed {
+		if err := f.fixNextHops(e); err != nil {
+			return err
+		}
+		prog = f.objs.XdpFwdFixed
+	}
 	return netns.Run(e.Topo.LB(), func() error {
 		for _, name := range e.Topo.LBInterfaces() {
 			ifc, err := net.InterfaceByName(name)
@@ -70,16 +92,64 @@ func (f *fwdDUT) attach(e *bench.Env) error {
 				return err
 			}
 			if err := f.objs.FwdPorts.Put(uint32(ifc.Index), uint32(ifc.Index)); err != nil {
-				return fmt.Errorf("xdp-fwd devmap %s: %w", name, err)
+				return fmt.Errorf("%s devmap %s: %w", f.Name(), name, err)
 			}
-			l, err := link.AttachXDP(link.XDPOptions{Program: f.objs.XdpFwd, Interface: ifc.Index, Flags: flags})
+			l, err := link.AttachXDP(link.XDPOptions{Program: prog, Interface: ifc.Index, Flags: flags})
 			if err != nil {
-				return fmt.Errorf("attach xdp-fwd to %s: %w", name, err)
+				return fmt.Errorf("attach %s to %s: %w", f.Name(), name, err)
 			}
 			f.links = append(f.links, l)
 		}
 		return nil
 	})
+}
+
+// fixNextHops fills fwd_next: the client's port (l0) to real 1's, and
+// every real's port to the client's, with the MACs of both ends.
+func (f *fwdDUT) fixNextHops(e *bench.Env) error {
+	ports := e.Topo.LBInterfaces()
+	client, err := ifaceIn(e.Topo.Client(), "c0")
+	if err != nil {
+		return err
+	}
+	real1, err := ifaceIn(e.Topo.Real(1), "r0")
+	if err != nil {
+		return err
+	}
+	lb := map[string]*net.Interface{}
+	for _, name := range ports {
+		if lb[name], err = ifaceIn(e.Topo.LB(), name); err != nil {
+			return err
+		}
+	}
+	hop := func(out *net.Interface, peer net.HardwareAddr) fwdFwdNextHop {
+		h := fwdFwdNextHop{Ifindex: uint32(out.Index)}
+		copy(h.Dmac[:], peer)
+		copy(h.Smac[:], out.HardwareAddr)
+		return h
+	}
+	for _, name := range ports {
+		h := hop(lb["l0"], client.HardwareAddr)
+		if name == "l0" {
+			h = hop(lb[ports[1]], real1.HardwareAddr)
+		}
+		if err := f.objs.FwdNext.Put(uint32(lb[name].Index), h); err != nil {
+			return fmt.Errorf("xdp-fixed next hop of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ifaceIn is the interface called name in namespace ns.
+func ifaceIn(ns, name string) (ifc *net.Interface, err error) {
+	err = netns.Run(ns, func() error {
+		ifc, err = net.InterfaceByName(name)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s in %s: %w", name, ns, err)
+	}
+	return ifc, nil
 }
 
 // SetMode implements bench.ModeSwitcher.

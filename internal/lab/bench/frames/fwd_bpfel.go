@@ -20,14 +20,23 @@ type fwdCsumScratch struct {
 	_     [4]byte
 }
 
+type fwdFwdNextHop struct {
+	_       structs.HostLayout
+	Ifindex uint32
+	Dmac    [6]uint8
+	Smac    [6]uint8
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	fwdMapCsumScratch = "csum_scratch"
-	fwdMapFwdPorts    = "fwd_ports"
-	fwdProgXdpFwd     = "xdp_fwd"
-	fwdVarXlbFrags    = "xlb_frags"
+	fwdMapCsumScratch  = "csum_scratch"
+	fwdMapFwdNext      = "fwd_next"
+	fwdMapFwdPorts     = "fwd_ports"
+	fwdProgXdpFwd      = "xdp_fwd"
+	fwdProgXdpFwdFixed = "xdp_fwd_fixed"
+	fwdVarXlbFrags     = "xlb_frags"
 )
 
 // loadFwd returns the embedded CollectionSpec for fwd.
@@ -72,7 +81,8 @@ type fwdSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fwdProgramSpecs struct {
-	XdpFwd *ebpf.ProgramSpec `ebpf:"xdp_fwd"`
+	XdpFwd      *ebpf.ProgramSpec `ebpf:"xdp_fwd"`
+	XdpFwdFixed *ebpf.ProgramSpec `ebpf:"xdp_fwd_fixed"`
 }
 
 // fwdMapSpecs contains maps before they are loaded into the kernel.
@@ -80,6 +90,7 @@ type fwdProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type fwdMapSpecs struct {
 	CsumScratch *ebpf.MapSpec `ebpf:"csum_scratch"`
+	FwdNext     *ebpf.MapSpec `ebpf:"fwd_next"`
 	FwdPorts    *ebpf.MapSpec `ebpf:"fwd_ports"`
 }
 
@@ -111,12 +122,14 @@ func (o *fwdObjects) Close() error {
 // It can be passed to loadFwdObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fwdMaps struct {
 	CsumScratch *ebpf.Map `ebpf:"csum_scratch"`
+	FwdNext     *ebpf.Map `ebpf:"fwd_next"`
 	FwdPorts    *ebpf.Map `ebpf:"fwd_ports"`
 }
 
 func (m *fwdMaps) Close() error {
 	return _FwdClose(
 		m.CsumScratch,
+		m.FwdNext,
 		m.FwdPorts,
 	)
 }
@@ -132,12 +145,14 @@ type fwdVariables struct {
 //
 // It can be passed to loadFwdObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fwdPrograms struct {
-	XdpFwd *ebpf.Program `ebpf:"xdp_fwd"`
+	XdpFwd      *ebpf.Program `ebpf:"xdp_fwd"`
+	XdpFwdFixed *ebpf.Program `ebpf:"xdp_fwd_fixed"`
 }
 
 func (p *fwdPrograms) Close() error {
 	return _FwdClose(
 		p.XdpFwd,
+		p.XdpFwdFixed,
 	)
 }
 

@@ -139,3 +139,56 @@ func TestFwdForwardsPartialAndJumboFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedFwdRewritesMACsOnly: the fixed-next-hop forwarder redirects a
+// frame from a port with a next hop to its egress with both MACs
+// rewritten and not one other byte changed (no TTL, no checksum, even a
+// partial one); a frame from a port without one passes to the kernel
+// untouched.
+func TestFixedFwdRewritesMACsOnly(t *testing.T) {
+	testenv.RequireRoot(t, "loads XDP and builds a network namespace")
+	env, err := progns.New(fmt.Sprintf("xlbx-%d", os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	var objs fwdObjects
+	if _, err := xdpfrags.LoadAndAssign(loadFwd, &objs); err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	hop := fwdFwdNextHop{Ifindex: uint32(env.Real.Index)}
+	copy(hop.Dmac[:], progns.RealMAC(1))
+	copy(hop.Smac[:], env.Real.HardwareAddr)
+	env.Do(func() {
+		if err = objs.FwdPorts.Put(uint32(env.Real.Index), uint32(env.Real.Index)); err == nil {
+			err = objs.FwdNext.Put(uint32(env.Client.Index), hop)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte("fixed next hop")
+	for _, tc := range []struct {
+		name    string
+		in      []byte
+		ingress *net.Interface
+		verdict uint32
+		want    []byte
+	}{
+		{"udp v4", fwdFrame(t, false, false, payload, 64, progns.ClientMAC, env.Client.HardwareAddr), env.Client, 4,
+			fwdFrame(t, false, false, payload, 64, env.Real.HardwareAddr, progns.RealMAC(1))},
+		{"tcp v6 partial checksum", partial(fwdFrame(t, true, true, payload, 1, progns.ClientMAC, env.Client.HardwareAddr), true, true), env.Client, 4,
+			partial(fwdFrame(t, true, true, payload, 1, env.Real.HardwareAddr, progns.RealMAC(1)), true, true)},
+		{"no next hop", fwdFrame(t, false, true, payload, 64, progns.RealMAC(1), env.Real.HardwareAddr), env.Real, 2 /* XDP_PASS */,
+			fwdFrame(t, false, true, payload, 64, progns.RealMAC(1), env.Real.HardwareAddr)},
+	} {
+		ret, out, err := env.Run(objs.XdpFwdFixed, tc.in, tc.ingress)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ret != tc.verdict || !bytes.Equal(out, tc.want) {
+			t.Errorf("%s: verdict %d, want %d\ngot  %x\nwant %x", tc.name, ret, tc.verdict, out, tc.want)
+		}
+	}
+}

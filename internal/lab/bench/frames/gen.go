@@ -3,4 +3,4 @@
 package frames
 
 // scripts/bpf2go.sh holds the compiler and flags every BPF object shares.
-//go:generate ../../../../scripts/bpf2go.sh fwd ../../../../bpf/bench/fwd.bpf.c
+//go:generate ../../../../scripts/bpf2go.sh -type fwd_next_hop fwd ../../../../bpf/bench/fwd.bpf.c

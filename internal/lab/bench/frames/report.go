@@ -89,10 +89,10 @@ func (r *Report) WriteLoss(w io.Writer) {
 // ppsTable is the DPVS UDP PPS table: forwarding rate per DUT and flow count.
 func (r *Report) ppsTable(w io.Writer) {
 	fmt.Fprintln(w, "## UDP PPS, 64-byte frames, as fast as the generator goes")
-	fmt.Fprintln(w, "\n| DUT | flows | Tx Mpps | Rx Mpps | loss % | vs xdp-fwd | vs nft |\n|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "\n| DUT | flows | Tx Mpps | Rx Mpps | loss % | vs xdp-fixed | vs xdp-fwd | vs nft |\n|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, flows := range r.Options.Flows {
 		ref := map[string]float64{}
-		for _, d := range []string{"xdp-fwd", "nft"} {
+		for _, d := range []string{"xdp-fixed", "xdp-fwd", "nft"} {
 			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows }); ok {
 				ref[d] = t.RxPPS
 			}
@@ -100,11 +100,11 @@ func (r *Report) ppsTable(w io.Writer) {
 		for _, d := range r.Options.DUTs {
 			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows })
 			if !ok {
-				fmt.Fprintf(w, "| %s | %d | invalid | | | | |\n", d, flows)
+				fmt.Fprintf(w, "| %s | %d | invalid | | | | | |\n", d, flows)
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %d | %s | %s | %.3f | %s | %s |\n", d, flows, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct,
-				ratio(t.RxPPS, ref["xdp-fwd"]), ratio(t.RxPPS, ref["nft"]))
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %.3f | %s | %s | %s |\n", d, flows, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct,
+				ratio(t.RxPPS, ref["xdp-fixed"]), ratio(t.RxPPS, ref["xdp-fwd"]), ratio(t.RxPPS, ref["nft"]))
 		}
 	}
 	r.dramReads(w)
@@ -173,7 +173,7 @@ func (r *Report) frameSizeTables(w io.Writer) {
 // rfc2544Table is the NDR/PDR table of TRex and VSPERF.
 func (r *Report) rfc2544Table(w io.Writer) {
 	fmt.Fprintf(w, "## RFC 2544: NDR (no loss) and PDR (loss <= %g%%)\n\n", r.Options.LossTolerance)
-	fmt.Fprintln(w, "| DUT | frame B | NDR Mpps | NDR Gbps | PDR Mpps | max Mpps | loss at max % | NDR vs xdp-fwd | trials | verified |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| DUT | frame B | NDR Mpps | NDR Gbps | PDR Mpps | max Mpps | loss at max % | NDR vs xdp-fixed | NDR vs xdp-fwd | trials | verified |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, d := range r.Options.DUTs {
 		for _, size := range r.Options.Sizes {
 			ndr, ok1 := r.searchOf(d, "ndr", size, 1, "")
@@ -181,10 +181,11 @@ func (r *Report) rfc2544Table(w io.Writer) {
 			if !ok1 || !ok2 {
 				continue
 			}
+			fixed, _ := r.searchOf("xdp-fixed", "ndr", size, 1, "")
 			fwd, _ := r.searchOf("xdp-fwd", "ndr", size, 1, "")
-			fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %s | %.3f | %s | %d+%d | %v |\n", d, size, mpps(ndr.RatePPS),
+			fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %s | %.3f | %s | %s | %d+%d | %v |\n", d, size, mpps(ndr.RatePPS),
 				ndr.RatePPS*float64(size)*8/1e9, mpps(pdr.RatePPS), mpps(ndr.MaxPPS), ndr.LossAtMaxPct,
-				ratio(ndr.RatePPS, fwd.RatePPS), ndr.Iterations, pdr.Iterations, ndr.Verified && pdr.Verified)
+				ratio(ndr.RatePPS, fixed.RatePPS), ratio(ndr.RatePPS, fwd.RatePPS), ndr.Iterations, pdr.Iterations, ndr.Verified && pdr.Verified)
 		}
 	}
 }

@@ -20,6 +20,8 @@ func NewDUT(name, scenario string, o bench.Options) (bench.DUT, error) {
 		return bench.NewXLBDUT(bench.XLBVariants[name](bench.XLBShapeFor(scenario, o))), nil
 	case "xdp-fwd":
 		return frames.NewFwdDUT(), nil
+	case "xdp-fixed":
+		return frames.NewFixedFwdDUT(), nil
 	case "haproxy":
 		return apps.NewHAProxyDUT(), nil
 	}
