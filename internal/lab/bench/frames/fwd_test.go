@@ -180,7 +180,7 @@ func TestFixedFwdRewritesMACsOnly(t *testing.T) {
 			fwdFrame(t, false, false, payload, 64, env.Real.HardwareAddr, progns.RealMAC(1))},
 		{"tcp v6 partial checksum", partial(fwdFrame(t, true, true, payload, 1, progns.ClientMAC, env.Client.HardwareAddr), true, true), env.Client, 4,
 			partial(fwdFrame(t, true, true, payload, 1, env.Real.HardwareAddr, progns.RealMAC(1)), true, true)},
-		{"no next hop", fwdFrame(t, false, true, payload, 64, progns.RealMAC(1), env.Real.HardwareAddr), env.Real, 2 /* XDP_PASS */,
+		{"no next hop", fwdFrame(t, false, true, payload, 64, progns.RealMAC(1), env.Real.HardwareAddr), env.Real, 2, /* XDP_PASS */
 			fwdFrame(t, false, true, payload, 64, progns.RealMAC(1), env.Real.HardwareAddr)},
 	} {
 		ret, out, err := env.Run(objs.XdpFwdFixed, tc.in, tc.ingress)
