@@ -10,9 +10,10 @@ set -eu
 # clang 14.0.6 and `make check-generated` needs that major version (the
 # Makefile's BPF_CC). The bench lab's real clients and servers (xlb bench
 # latency, redis, http, throughput) come after the build tools; frr is the
-# cluster lab's router and bird2 checks the operator guide's BIRD example.
+# cluster lab's router and bird2 checks the operator guide's BIRD example;
+# linux-perf records xlb bench --profile's flame graphs.
 PACKAGES="clang-14 llvm-14 libbpf-dev bpftool iproute2 ethtool util-linux nftables conntrack clang-format make git ca-certificates prometheus chromium
-	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf frr bird2"
+	iperf3 redis-server redis-tools wrk nginx-light haproxy sockperf frr bird2 linux-perf"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "deps.sh: run as root (installs Debian packages)" >&2

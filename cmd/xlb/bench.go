@@ -155,6 +155,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")
 	f.Uint8Var(&o.LabNet, "lab-net", 160, "second octet of the bench lab's addresses")
 	f.StringVar(&out, "out", "", "results directory (default results/SCENARIO-TIME)")
+	f.BoolVar(&o.Profile, "profile", false, "frame scenarios: perf record of every CPU during one unpaced trial per DUT, drawn as flame-DUT.svg next to the report")
 	f.BoolVar(&quiet, "quiet", false, "no progress, no report on stdout")
 	f.BoolVar(&quick, "quick", false, "all: tiny trials and tables, every table in minutes (a check, not a measure)")
 	f.BoolVar(&o.AllowUnclean, "allow-unclean", false, "run a binary built with changes not committed (or outside a checkout); every report says so first")

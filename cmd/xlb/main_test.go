@@ -41,6 +41,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "bench unknown DUT", have: []string{"bench", "pps", "--dut", "xlb,ipvs", "--quiet"}, wantUsage: true},
 		{name: "bench bad frame size", have: []string{"bench", "frame-sizes", "--sizes", "32", "--quiet"}, wantUsage: true},
 		{name: "bench all with a scenario's flag", have: []string{"bench", "all", "--sizes", "64", "--quiet"}, wantUsage: true},
+		{name: "bench profile of apps", have: []string{"bench", "redis", "--profile", "--quiet"}, wantUsage: true},
 		{name: "bench quick without all", have: []string{"bench", "pps", "--quick", "--quiet"}, wantUsage: true},
 		{name: "bench unknown redis test", have: []string{"bench", "redis", "--redis-tests", "set,flushall", "--quiet"}, wantUsage: true},
 		{name: "bench bad variation", have: []string{"bench", "multiflow", "--variations", "l5-src", "--quiet"}, wantUsage: true},

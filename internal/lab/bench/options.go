@@ -32,6 +32,9 @@ type Options struct {
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
 	ConnTable     int           `json:"conn_table,omitempty"`    // the xlb DUT's IPv4 connection table (0: the scenario's)
+	// Profile records perf over every CPU for one unpaced trial per DUT
+	// and draws it as a flame graph (frame scenarios)
+	Profile bool `json:"profile,omitempty"`
 	// RedisTests are redis-benchmark's tests (-t), by default the ten
 	// of the Arion report
 	RedisTests []string `json:"redis_tests,omitempty"`

@@ -10,6 +10,7 @@ import (
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
+	"github.com/xlb-dev/xlb/internal/lab/bench/profile"
 )
 
 // FrameResults are what the frame scenarios measured: their part of
@@ -22,6 +23,9 @@ type FrameResults struct {
 	// xlb's IPv4 connection table, measured in the same run (pps), the
 	// unit the per-frame cost of many flows is counted in
 	DRAMRead *dram.Result `json:"dram_read,omitempty"`
+	// Profiles are perf recordings of one unpaced trial per DUT
+	// (--profile), drawn as flame graphs next to the report
+	Profiles []profile.Profile `json:"profiles,omitempty"`
 }
 
 // Report is what the frame scenarios' tables, charts, CSV and checks

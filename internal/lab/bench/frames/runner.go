@@ -6,11 +6,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/datapath"
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
+	"github.com/xlb-dev/xlb/internal/lab/bench/profile"
 	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
@@ -30,7 +32,8 @@ type Runner struct {
 	scenario      string
 	start         time.Time
 	planned, done int
-	warm          string // the flows the DUT has seen last (see trial)
+	warm          string          // the flows the DUT has seen last (see trial)
+	profiled      map[string]bool // DUTs with a profile (--profile)
 }
 
 // Settle runs a discarded second (at most) at full rate through a DUT just set
@@ -175,7 +178,26 @@ func (r *Runner) trial(ctx context.Context, dut bench.DUT, role string, s TrialS
 	if key := fmt.Sprintf("%s %d %s %v %s", dut.Name(), s.Flows, s.Vary, s.IPv6, s.L4); key != r.warm {
 		s.Warmup, r.warm = true, key
 	}
+	var rec *profile.Recording
+	if r.opts.Profile && s.Rate == 0 && !r.profiled[dut.Name()] {
+		var err error
+		if rec, err = profile.Start(os.TempDir()); err != nil {
+			return Trial{}, err
+		}
+	}
 	t, err := RunTrial(ctx, r.env, dut, s)
+	if rec != nil {
+		stacks, n, perr := rec.Stop(ctx)
+		if err == nil && perr != nil {
+			return t, perr
+		}
+		what := fmt.Sprintf("%s, %d B, %d flows %s, as fast as the generator goes, %v with its warm-up", r.scenario, s.Size, s.Flows, s.Vary, s.Duration)
+		r.res.Profiles = append(r.res.Profiles, profile.Profile{DUT: dut.Name(), Trial: what, Samples: n, Stacks: stacks})
+		if r.profiled == nil {
+			r.profiled = map[string]bool{}
+		}
+		r.profiled[dut.Name()] = true
+	}
 	if err != nil {
 		return t, err
 	}

@@ -19,7 +19,7 @@ import (
 // all --quick`, the CI smoke test): every DUT and table, tiny trials
 // and tables far below 1M entries. Trials are 50 ms unless set.
 var quickOptions = map[string]bench.Options{
-	"pps":         {Flows: []int{1, 1000}},
+	"pps":         {Flows: []int{1, 1000}, Profile: true},
 	"frame-sizes": {Sizes: []int{64, 1518}, FixedRate: 50_000},
 	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2},
 	"multiflow":   {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},

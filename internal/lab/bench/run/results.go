@@ -82,6 +82,13 @@ func (r *Results) Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("charts: %w", err)
 	}
+	for _, p := range r.Profiles {
+		name, err := p.WriteFiles(dir)
+		if err != nil {
+			return fmt.Errorf("flame graph of %s: %w", p.DUT, err)
+		}
+		charts = append(charts, name)
+	}
 	return writeFile(filepath.Join(dir, "report.md"), func(w io.Writer) error { return r.writeReport(w, charts) })
 }
 

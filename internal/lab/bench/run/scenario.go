@@ -163,6 +163,9 @@ func validate(o bench.Options, scenario string) error {
 			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
 		}
 	}
+	if o.Profile && !slices.Contains([]string{"pps", "frame-sizes", "rfc2544", "multiflow"}, scenario) {
+		return fmt.Errorf("--profile: frame scenarios only (pps, frame-sizes, rfc2544, multiflow), not %s", scenario)
+	}
 	for _, t := range o.RedisTests {
 		if !slices.Contains(apps.RedisTests, t) {
 			return fmt.Errorf("redis test %q: want some of %s", t, strings.Join(apps.RedisTests, ","))
