@@ -10,6 +10,12 @@
  * the last program that touched it wrote (the balancer rewrites headers
  * in place), so each run restores the whole header from the template,
  * then writes the flow's fields and fixes the checksums incrementally.
+ *
+ * IMIX: the frames cycle through GEN_IMIX_SIZES templates of different
+ * lengths, 7:4:1 of 64, 570 and 1518 bytes in every GEN_IMIX_CYCLE. The frame is set to the template's length with adjust_tail
+ * (a recycled page keeps the length its last run left, so the delta is
+ * taken from the frame as it is); past the template's header the payload
+ * is zeros, which a grown tail is, so the checksums Go computed hold.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -24,7 +30,9 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define GEN_HDR_MAX 96 /* template bytes restored per run */
+#define GEN_HDR_MAX    96 /* template bytes restored per run */
+#define GEN_IMIX_SIZES 3  /* IMIX frame lengths */
+#define GEN_IMIX_CYCLE 12
 
 /* gen_config.vary: which fields change from flow to flow */
 enum gen_vary {
@@ -44,9 +52,22 @@ struct gen_cfg {
 	__u16 l4_off;	   /* offset of the TCP/UDP header */
 	__u16 l4_csum_off; /* offset of the L4 checksum (0: IPv4 UDP without) */
 	__u8 ipv6;	   /* 1: IPv6 */
-	__u8 pad[7];
+	__u8 imix_on;	   /* 1: the frames cycle through imix[] */
+	__u8 pad[6];
 	__u8 hdr[GEN_HDR_MAX]; /* Ethernet, IP, L4 headers, payload start */
+	struct gen_imix_frame {
+		__u16 len;     /* frame bytes (without FCS) */
+		__u16 hdr_len; /* template bytes to restore, a multiple of 8 */
+		__u8 pad[4];
+		__u8 hdr[GEN_HDR_MAX];
+	} imix[GEN_IMIX_SIZES];
 };
+
+/* The IMIX cycle: place 6 takes imix[2], places 1, 4, 8 and 10 take
+ * imix[1] (the bits of GEN_IMIX_SECOND), the other seven imix[0]; a
+ * table would be a map lookup the verifier cannot bound. */
+#define GEN_IMIX_THIRD	6
+#define GEN_IMIX_SECOND ((1 << 1) | (1 << 4) | (1 << 8) | (1 << 10))
 
 struct gen_counters {
 	__u64 packets;
@@ -59,7 +80,7 @@ volatile struct gen_cfg gen_config;
 struct gen_state {
 	struct pace pace;
 	__u32 flow; /* the next flow */
-	__u32 pad;
+	__u32 seq;  /* the next frame's place in the IMIX cycle */
 	struct gen_counters sent;
 };
 
@@ -123,10 +144,32 @@ int xdp_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (!pace_due(&st->pace))
 		return XDP_DROP;
-	for (int off = 0; off < GEN_HDR_MAX; off += 8) {
-		if (off >= gen_config.hdr_len || data + off + 8 > data_end)
-			break;
-		*(__u64 *)(data + off) = *(__u64 *)&gen_config.hdr[off];
+	if (gen_config.imix_on) {
+		/* not seq % GEN_IMIX_CYCLE: the verifier cannot bound the
+		 * multiply the compiler makes of it */
+		__u32 k = st->seq < GEN_IMIX_CYCLE ? st->seq : 0, i;
+		volatile struct gen_imix_frame *f;
+
+		st->seq = k + 1;
+		i = k == GEN_IMIX_THIRD ? 2 : (GEN_IMIX_SECOND >> k) & 1;
+		f = &gen_config.imix[i];
+		if (bpf_xdp_adjust_tail(ctx,
+					(int)f->len - (int)(data_end - data)))
+			return XDP_ABORTED;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		for (int off = 0; off < GEN_HDR_MAX; off += 8) {
+			if (off >= f->hdr_len || data + off + 8 > data_end)
+				break;
+			*(__u64 *)(data + off) = *(__u64 *)&f->hdr[off];
+		}
+	} else {
+		for (int off = 0; off < GEN_HDR_MAX; off += 8) {
+			if (off >= gen_config.hdr_len ||
+			    data + off + 8 > data_end)
+				break;
+			*(__u64 *)(data + off) = *(__u64 *)&gen_config.hdr[off];
+		}
 	}
 
 	flow = st->flow;

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -28,6 +30,52 @@ const (
 	MaxJumboSize   = 9018
 	maxTemplateHdr = 96 // GEN_HDR_MAX of bpf/bench/gen.bpf.c
 )
+
+// IMIX is the frame size that stands for the simple IMIX (RFC 6985's
+// "7:4:1"): 7 frames of 64 bytes, 4 of 570 and 1 of 1518 in every 12, in
+// that proportion all along (bpf/bench/gen.bpf.c GEN_IMIX_SECOND).
+const IMIX = 1
+
+// IMIXSizes and IMIXWeights are the IMIX's frame sizes (with FCS) and
+// how many of each a 12-frame cycle has.
+var (
+	IMIXSizes   = [3]int{64, 570, 1518}
+	IMIXWeights = [3]int{7, 4, 1}
+)
+
+// MeanSize is the mean frame size of size (with FCS): IMIX's 353.8
+// bytes, else size itself. Rates in bits and line rates use it.
+func MeanSize(size int) float64 {
+	if size != IMIX {
+		return float64(size)
+	}
+	var bytes, frames int
+	for i, s := range IMIXSizes {
+		bytes += s * IMIXWeights[i]
+		frames += IMIXWeights[i]
+	}
+	return float64(bytes) / float64(frames)
+}
+
+// SizeName is how reports name a frame size: "IMIX" or the bytes.
+func SizeName(size int) string {
+	if size == IMIX {
+		return "IMIX"
+	}
+	return strconv.Itoa(size)
+}
+
+// ParseSize reads a frame size: bytes with FCS, or "imix".
+func ParseSize(s string) (int, error) {
+	if strings.EqualFold(s, "imix") {
+		return IMIX, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < MinFrameSize || n > MaxJumboSize {
+		return 0, fmt.Errorf("frame size %q: want %d to %d bytes, or imix", s, MinFrameSize, MaxJumboSize)
+	}
+	return n, nil
+}
 
 // L4 is what the frames carry.
 type L4 string

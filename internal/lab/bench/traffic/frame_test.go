@@ -128,3 +128,22 @@ func TestFrameErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestFrameSizeNames(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		err  bool
+	}{{"64", 64, false}, {"imix", IMIX, false}, {"IMIX", IMIX, false}, {"63", 0, true}, {"9019", 0, true}, {"big", 0, true}} {
+		got, err := ParseSize(tc.in)
+		if got != tc.want || (err != nil) != tc.err {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	if m := MeanSize(IMIX); m < 353.8 || m > 353.9 || MeanSize(512) != 512 {
+		t.Errorf("MeanSize: IMIX %v, 512 %v; want 353.83 and 512", m, MeanSize(512))
+	}
+	if SizeName(IMIX) != "IMIX" || SizeName(1518) != "1518" {
+		t.Errorf("SizeName: %q %q", SizeName(IMIX), SizeName(1518))
+	}
+}

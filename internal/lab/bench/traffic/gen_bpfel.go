@@ -22,8 +22,16 @@ type genGenCfg struct {
 	L4Off     uint16
 	L4CsumOff uint16
 	Ipv6      uint8
-	Pad       [7]uint8
+	ImixOn    uint8
+	Pad       [6]uint8
 	Hdr       [96]uint8
+	Imix      [3]struct {
+		_      structs.HostLayout
+		Len    uint16
+		HdrLen uint16
+		Pad    [4]uint8
+		Hdr    [96]uint8
+	}
 }
 
 type genGenState struct {
@@ -41,7 +49,7 @@ type genGenState struct {
 		Count      uint64
 	}
 	Flow uint32
-	Pad  uint32
+	Seq  uint32
 	Sent struct {
 		_       structs.HostLayout
 		Packets uint64

@@ -74,12 +74,30 @@ func (g *Generator) Configure(f Frame, flows int, vary Vary) error {
 	if vary&(VarySrcPort|VaryDstPort) != 0 && flows > 65536 {
 		return fmt.Errorf("flows %d: ports give at most 65536", flows)
 	}
+	imix := f.Size == IMIX
+	if imix {
+		// the live frame is the largest; each run sets the length
+		f.Size = IMIXSizes[len(IMIXSizes)-1]
+	}
 	t, err := f.build()
 	if err != nil {
 		return err
 	}
 	cfg := genGenCfg{Flows: uint32(flows), Vary: uint32(vary), IpOff: uint16(t.ipOff), L4Off: uint16(t.l4Off)}
 	cfg.HdrLen = uint16(min(len(t.data), maxTemplateHdr) &^ 7)
+	if imix {
+		cfg.ImixOn = 1
+		for i, size := range IMIXSizes {
+			f.Size = size
+			st, err := f.build()
+			if err != nil {
+				return fmt.Errorf("IMIX %d-byte frame: %w", size, err)
+			}
+			cfg.Imix[i].Len = uint16(len(st.data))
+			cfg.Imix[i].HdrLen = uint16(min(len(st.data), maxTemplateHdr) &^ 7)
+			copy(cfg.Imix[i].Hdr[:], st.data)
+		}
+	}
 	if t.ipv6 {
 		cfg.Ipv6 = 1
 	}

@@ -3,13 +3,17 @@
 package traffic
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
 	"github.com/xlb-dev/xlb/internal/lab/topo"
@@ -70,6 +74,7 @@ func TestGeneratorIntoSink(t *testing.T) {
 		{"udp4 64B one flow", Frame{Size: 64, L4: UDP, Src: netip.AddrPortFrom(topology.ClientAddr(), 1000), Dst: netip.AddrPortFrom(topology.VIP(), 80)}, 1, 0},
 		{"udp4 1518B l3-both 1k flows", Frame{Size: 1518, L4: UDP, Src: netip.AddrPortFrom(topology.ClientAddr(), 1000), Dst: netip.AddrPortFrom(topology.VIP(), 80)}, 1000, VarySrcIP | VaryDstIP},
 		{"tcp6 ack l4-src", Frame{Size: 128, L4: TCPAck, Src: netip.AddrPortFrom(topology.ClientAddr6(), 1000), Dst: netip.AddrPortFrom(topology.VIP6(), 80)}, 500, VarySrcPort},
+		{"udp4 IMIX l3-src", Frame{Size: IMIX, L4: UDP, Src: netip.AddrPortFrom(topology.ClientAddr(), 1000), Dst: netip.AddrPortFrom(topology.VIP(), 80)}, 100, VarySrcIP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.frame.SrcMAC, tc.frame.DstMAC = src, dst
@@ -88,9 +93,14 @@ func TestGeneratorIntoSink(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := uint64(rate * dur.Seconds())
-			if sent != want || bytes != sent*uint64(tc.frame.Size-FCS) {
-				t.Fatalf("sent %d frames, %d bytes; want %d of %d bytes", sent, bytes, want, tc.frame.Size-FCS)
+			// 10000 frames: for IMIX 833 whole cycles of 12 and the
+			// cycle's first 4 (two 64-byte frames, a 570, a 64)
+			want, wantBytes := uint64(rate*dur.Seconds()), uint64(rate*dur.Seconds())*uint64(tc.frame.Size-FCS)
+			if tc.frame.Size == IMIX {
+				wantBytes = 833*(7*60+4*566+1514) + 3*60 + 566
+			}
+			if sent != want || bytes != wantBytes {
+				t.Fatalf("sent %d frames, %d bytes; want %d, %d bytes", sent, bytes, want, wantBytes)
 			}
 			time.Sleep(100 * time.Millisecond)
 			after, err := sink.Count()
@@ -113,4 +123,61 @@ func TestGeneratorIntoSink(t *testing.T) {
 	}
 	sent, _, _ := gen.Sent()
 	t.Logf("unpaced: %d frames in %v (%.2f Mpps)", sent, took, float64(sent)/took.Seconds()/1e6)
+}
+
+// TestGeneratorIMIXFrames runs the generator through BPF_PROG_RUN 24
+// times on an IMIX template: each frame is, byte for byte, the frame Go
+// builds at one of the IMIX sizes (headers, zero payload after the magic,
+// checksums), 7:4:1 in every 12, whatever length the buffer came in at.
+func TestGeneratorIMIXFrames(t *testing.T) {
+	testenv.RequireRoot(t, "runs BPF programs")
+	gen, err := NewGenerator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	f := Frame{Size: IMIX, L4: UDP, SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2},
+		Src: netip.MustParseAddrPort("10.1.0.2:1000"), Dst: netip.MustParseAddrPort("10.0.0.10:80")}
+	if err := gen.Configure(f, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	built := map[int][]byte{} // by length without FCS
+	for _, size := range IMIXSizes {
+		f.Size = size
+		tmpl, err := f.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		built[len(tmpl.data)] = tmpl.data
+	}
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := make([]genGenState, n)
+	for i := range states {
+		states[i].Pace.StopNs = math.MaxUint64
+	}
+	if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
+		t.Fatal(err)
+	}
+	count := map[int]int{}
+	in := gen.tmpl.data // the live frame: the largest
+	for i := 0; i < 24; i++ {
+		opts := &ebpf.RunOptions{Data: in, DataOut: make([]byte, len(gen.tmpl.data))}
+		ret, err := gen.objs.XdpGen.Run(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := opts.DataOut // cut to the output's length
+		want, ok := built[len(out)]
+		if ret != 3 /* XDP_TX */ || !ok || !bytes.Equal(out, want) {
+			t.Fatalf("run %d: verdict %d, %d bytes: %x\nwant one of the IMIX frames", i, ret, len(out), out)
+		}
+		count[len(out)+FCS]++
+		in = out // the next run starts from this length, as a recycled page does
+	}
+	if count[64] != 14 || count[570] != 8 || count[1518] != 2 {
+		t.Errorf("24 frames by size %v, want 14, 8 and 2 of 64, 570 and 1518", count)
+	}
 }
