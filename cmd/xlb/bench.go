@@ -27,6 +27,7 @@ func newBenchCmd(g *globalFlags) *cobra.Command {
 		quiet bool
 		quick bool
 		l4    string
+		sizes []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench SCENARIO",
@@ -84,6 +85,13 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scenario := args[0]
+			for _, s := range sizes {
+				n, err := traffic.ParseSize(s)
+				if err != nil {
+					return usageError{err}
+				}
+				o.Sizes = append(o.Sizes, n)
+			}
 			if quick && scenario != "all" {
 				return usageError{fmt.Errorf("--quick: only with all")}
 			}
@@ -130,7 +138,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f := cmd.Flags()
 	f.StringSliceVar(&o.DUTs, "dut", nil, "devices under test, in order (default: "+strings.Join(bench.DUTNames, ",")+"; cc xlb,nft,direct, latency and throughput xlb,xdp-fwd,nft,direct, redis xlb,xdp-fwd,direct, http xlb,xdp-fwd,nft,haproxy,direct, cps xlb,nft,xdp-fwd, synflood xlb,xlb-synproxy,nft-synproxy)")
 	f.DurationVar(&o.Duration, "duration", 0, "length of one trial (default 10s; connection scenarios 2s; cc the keepalive interval)")
-	f.IntSliceVar(&o.Sizes, "sizes", nil, "frame sizes in bytes with FCS (default: the scenario's)")
+	f.StringSliceVar(&sizes, "sizes", nil, "frame sizes in bytes with FCS, or imix (7:4:1 of 64, 570, 1518) (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
 	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
 	f.StringVar(&l4, "l4", "udp", "frames: udp, tcp-syn or tcp-ack")

@@ -5,10 +5,12 @@ package frames
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
 // Charts draws the scenario's charts: forwarding rate per flow count
@@ -24,13 +26,14 @@ func (r *Report) Charts(dir string) ([]string, error) {
 		return err
 	}
 	// lines has a line per DUT, a point per x whose y(dut, x) exists
-	lines := func(xs []int, y func(dut string, x int) (float64, bool)) []bench.Series {
+	// (frame sizes at their mean bytes: IMIX at 353.8)
+	lines := func(xs []int, xOf func(int) float64, y func(dut string, x int) (float64, bool)) []bench.Series {
 		var ls []bench.Series
 		for _, d := range r.Options.DUTs {
 			var pts plotter.XYs
 			for _, x := range xs {
 				if v, ok := y(d, x); ok {
-					pts = append(pts, plotter.XY{X: float64(x), Y: v / 1e6})
+					pts = append(pts, plotter.XY{X: xOf(x), Y: v / 1e6})
 				}
 			}
 			ls = append(ls, bench.Series{Name: d, Pts: pts})
@@ -44,29 +47,29 @@ func (r *Report) Charts(dir string) ([]string, error) {
 	var err error
 	switch r.Scenario {
 	case "pps":
-		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, lines(r.Options.Flows, flowsX, func(d string, f int) (float64, bool) {
 			return trialRate(func(t Trial) bool { return t.DUT == d && t.Flows == f })
 		}))
 	case "frame-sizes":
-		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, lines(r.Options.Sizes, traffic.MeanSize, func(d string, s int) (float64, bool) {
 			return trialRate(func(t Trial) bool { return t.DUT == d && t.Size == s && t.Role == "max" })
 		}))
 	case "rfc2544":
-		err = add("ndr-vs-frame-size", "RFC 2544 NDR by frame size", "frame size (B)", "NDR Mpps", false, lines(r.Options.Sizes, func(d string, s int) (float64, bool) {
+		err = add("ndr-vs-frame-size", "RFC 2544 NDR by frame size", "frame size (B)", "NDR Mpps", false, lines(r.Options.Sizes, traffic.MeanSize, func(d string, s int) (float64, bool) {
 			n, ok := r.searchOf(d, "ndr", s, 1, "")
 			return n.RatePPS, ok
 		}))
 	case "multiflow":
 		for _, size := range r.Options.Sizes {
 			for _, v := range r.Options.Variations {
-				ls := lines(r.Options.Flows, func(d string, f int) (float64, bool) {
+				ls := lines(r.Options.Flows, flowsX, func(d string, f int) (float64, bool) {
 					n, ok := r.searchOf(d, "ndr", size, f, v)
 					return n.RatePPS, ok
 				})
 				if !slices.ContainsFunc(ls, func(s bench.Series) bool { return len(s.Pts) > 0 }) {
 					continue
 				}
-				if err = add(fmt.Sprintf("ndr-vs-flows-%s-%d", v, size), fmt.Sprintf("NDR by flow count, %s, %d B", v, size),
+				if err = add(fmt.Sprintf("ndr-vs-flows-%s-%s", v, strings.ToLower(traffic.SizeName(size))), fmt.Sprintf("NDR by flow count, %s, %s B", v, traffic.SizeName(size)),
 					"flows", "NDR Mpps", true, ls); err != nil {
 					return out, err
 				}
@@ -75,3 +78,6 @@ func (r *Report) Charts(dir string) ([]string, error) {
 	}
 	return out, err
 }
+
+// flowsX places a flow count on a chart's x axis.
+func flowsX(flows int) float64 { return float64(flows) }

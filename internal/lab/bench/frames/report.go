@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
 // LineRates are the reference line rates of the frame-size tables, in
@@ -16,7 +18,7 @@ var LineRates = []float64{10, 25, 40, 100}
 // LineRatePPS is the theoretical frame rate of a link: each frame also
 // occupies 20 bytes of preamble and inter-frame gap.
 func LineRatePPS(gbps float64, size int) float64 {
-	return gbps * 1e9 / float64((size+20)*8)
+	return gbps * 1e9 / ((traffic.MeanSize(size) + 20) * 8)
 }
 
 func mpps(v float64) string { return fmt.Sprintf("%.3f", v/1e6) }
@@ -68,8 +70,8 @@ func (r *Report) WriteLoss(w io.Writer) {
 	var lossy []string
 	for _, t := range r.Trials {
 		if t.Valid && t.Lost > 0 && (t.Role == "max" || t.Role == "fixed") {
-			lossy = append(lossy, fmt.Sprintf("- %s %s %d B %d flows: %d lost = %d no room in the DUT's receive ring + %d no room in a real's ring + %d in the DUT%s",
-				t.DUT, t.Role, t.Size, t.Flows, t.Lost, t.RingDropsIn, t.RingDropsOut, t.Lost-min(t.Lost, t.RingDropsIn+t.RingDropsOut), dropNote(t.DUTDrops)))
+			lossy = append(lossy, fmt.Sprintf("- %s %s %s B %d flows: %d lost = %d no room in the DUT's receive ring + %d no room in a real's ring + %d in the DUT%s",
+				t.DUT, t.Role, traffic.SizeName(t.Size), t.Flows, t.Lost, t.RingDropsIn, t.RingDropsOut, t.Lost-min(t.Lost, t.RingDropsIn+t.RingDropsOut), dropNote(t.DUTDrops)))
 		}
 	}
 	if len(lossy) > 0 {
@@ -78,7 +80,7 @@ func (r *Report) WriteLoss(w io.Writer) {
 	var invalid []string
 	for _, t := range r.Trials {
 		if !t.Valid {
-			invalid = append(invalid, fmt.Sprintf("- %s %s %d B %d flows at %s Mpps: %s", t.DUT, t.Role, t.Size, t.Flows, mpps(t.AskedPPS), t.Invalid))
+			invalid = append(invalid, fmt.Sprintf("- %s %s %s B %d flows at %s Mpps: %s", t.DUT, t.Role, traffic.SizeName(t.Size), t.Flows, mpps(t.AskedPPS), t.Invalid))
 		}
 	}
 	if len(invalid) > 0 {
@@ -140,9 +142,9 @@ func (r *Report) frameSizeTables(w io.Writer) {
 	for _, size := range r.Options.Sizes {
 		for _, d := range r.Options.DUTs {
 			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == size && t.Role == "fixed" }); ok {
-				fmt.Fprintf(w, "| %d | %s | %s | %s | %.3f |\n", size, d, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct)
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f |\n", traffic.SizeName(size), d, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct)
 			} else {
-				fmt.Fprintf(w, "| %d | %s | invalid | | |\n", size, d)
+				fmt.Fprintf(w, "| %s | %s | invalid | | |\n", traffic.SizeName(size), d)
 			}
 		}
 	}
@@ -158,10 +160,10 @@ func (r *Report) frameSizeTables(w io.Writer) {
 		for _, d := range r.Options.DUTs {
 			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == size && t.Role == "max" })
 			if !ok {
-				fmt.Fprintf(w, "| %d | %s | invalid | | |%s\n", size, d, strings.Repeat(" |", len(LineRates)))
+				fmt.Fprintf(w, "| %s | %s | invalid | | |%s\n", traffic.SizeName(size), d, strings.Repeat(" |", len(LineRates)))
 				continue
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %.2f | %.3f |", size, d, mpps(t.RxPPS), t.RxMbps/1e3, t.LossPct)
+			fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.3f |", traffic.SizeName(size), d, mpps(t.RxPPS), t.RxMbps/1e3, t.LossPct)
 			for _, g := range LineRates {
 				fmt.Fprintf(w, " %s |", mpps(LineRatePPS(g, size)))
 			}
@@ -183,8 +185,8 @@ func (r *Report) rfc2544Table(w io.Writer) {
 			}
 			fixed, _ := r.searchOf("xdp-fixed", "ndr", size, 1, "")
 			fwd, _ := r.searchOf("xdp-fwd", "ndr", size, 1, "")
-			fmt.Fprintf(w, "| %s | %d | %s | %.2f | %s | %s | %.3f | %s | %s | %d+%d | %v |\n", d, size, mpps(ndr.RatePPS),
-				ndr.RatePPS*float64(size)*8/1e9, mpps(pdr.RatePPS), mpps(ndr.MaxPPS), ndr.LossAtMaxPct,
+			fmt.Fprintf(w, "| %s | %s | %s | %.2f | %s | %s | %.3f | %s | %s | %d+%d | %v |\n", d, traffic.SizeName(size), mpps(ndr.RatePPS),
+				ndr.RatePPS*traffic.MeanSize(size)*8/1e9, mpps(pdr.RatePPS), mpps(ndr.MaxPPS), ndr.LossAtMaxPct,
 				ratio(ndr.RatePPS, fixed.RatePPS), ratio(ndr.RatePPS, fwd.RatePPS), ndr.Iterations, pdr.Iterations, ndr.Verified && pdr.Verified)
 		}
 	}
@@ -195,7 +197,7 @@ func (r *Report) rfc2544Table(w io.Writer) {
 func (r *Report) multiflowTables(w io.Writer) {
 	for _, size := range r.Options.Sizes {
 		for _, d := range r.Options.DUTs {
-			fmt.Fprintf(w, "## %s, %d-byte frames: NDR Mpps by flow variation and flow count\n\n", d, size)
+			fmt.Fprintf(w, "## %s, %s-byte frames: NDR Mpps by flow variation and flow count\n\n", d, traffic.SizeName(size))
 			head, sep := "| variation |", "|---|"
 			for _, f := range r.Options.Flows {
 				head += fmt.Sprintf(" %s |", flowLabel(f))

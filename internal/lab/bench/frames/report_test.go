@@ -4,11 +4,13 @@ package frames
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/bench/dram"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
 // TestDRAMReadsPerFrame checks the pps report's count of random reads:
@@ -29,5 +31,16 @@ func TestDRAMReadsPerFrame(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestLineRatePPS: a 64-byte frame takes 84 bytes of a wire, IMIX its
+// mean 353.8 and 20.
+func TestLineRatePPS(t *testing.T) {
+	if got := LineRatePPS(10, 64); math.Abs(got-14_880_952) > 1 {
+		t.Errorf("10G at 64 B: %.0f, want 14880952", got)
+	}
+	if got := LineRatePPS(10, traffic.IMIX); math.Abs(got-10e9/((4246.0/12+20)*8)) > 1 {
+		t.Errorf("10G at IMIX: %.0f", got)
 	}
 }

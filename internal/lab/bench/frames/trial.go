@@ -172,7 +172,7 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	t.Lost = t.Sent - t.Received
 	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
 	t.TxPPS, t.RxPPS = float64(t.Sent)/d, float64(t.Received)/d
-	t.RxMbps = t.RxPPS * float64(s.Size) * 8 / 1e6
+	t.RxMbps = t.RxPPS * traffic.MeanSize(s.Size) * 8 / 1e6
 	return t, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
+	"github.com/xlb-dev/xlb/internal/lab/bench/traffic"
 )
 
 // quickOptions are each scenario's options of a quick pass (`xlb bench
@@ -20,7 +21,7 @@ import (
 // and tables far below 1M entries. Trials are 50 ms unless set.
 var quickOptions = map[string]bench.Options{
 	"pps":         {Flows: []int{1, 1000}, Profile: true},
-	"frame-sizes": {Sizes: []int{64, 1518}, FixedRate: 50_000},
+	"frame-sizes": {Sizes: []int{64, 1518, traffic.IMIX}, FixedRate: 50_000},
 	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2},
 	"multiflow":   {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
 	"apply":       {Services: []int{20, 40}},

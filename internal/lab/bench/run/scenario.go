@@ -177,7 +177,7 @@ func validate(o bench.Options, scenario string) error {
 		}
 	}
 	for _, s := range o.Sizes {
-		if s < traffic.MinFrameSize || s > traffic.MaxJumboSize {
+		if s != traffic.IMIX && (s < traffic.MinFrameSize || s > traffic.MaxJumboSize) {
 			return fmt.Errorf("frame size %d: want %d to %d", s, traffic.MinFrameSize, traffic.MaxJumboSize)
 		}
 	}

@@ -41,7 +41,7 @@ func TestSmokeEveryScenario(t *testing.T) {
 	}{
 		"pps": {[]string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |", "| xdp-fixed | 1000 |", "![flame-xlb.svg](flame-xlb.svg)"},
 			[]string{"pps-vs-flows", "flame-xlb", "flame-xdp-fixed"}},
-		"frame-sizes": {[]string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps"}, []string{"pps-vs-frame-size"}},
+		"frame-sizes": {[]string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps", "| IMIX | xlb |"}, []string{"pps-vs-frame-size"}},
 		"rfc2544":     {[]string{"## RFC 2544", "| xdp-fwd | 512 |"}, []string{"ndr-vs-frame-size"}},
 		"multiflow":   {[]string{"## xlb, 64-byte frames", "| l3-dst | n/a | n/a |", "ports give at most 65536 flows"}, []string{"ndr-vs-flows-l3-src-64"}},
 		"apply":       {[]string{"## Configuration at scale", "| 20 | 60 | ", "| 40 | 120 | ", "one-service change with 40 services"}, nil},
