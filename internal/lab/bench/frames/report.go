@@ -57,6 +57,7 @@ func (r *Report) WriteTables(w io.Writer) {
 		r.ppsTable(w)
 	case "frame-sizes":
 		r.frameSizeTables(w)
+		r.dpvsLossTables(w)
 	case "rfc2544":
 		r.rfc2544Table(w)
 	case "multiflow":
@@ -166,6 +167,70 @@ func (r *Report) frameSizeTables(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %s | %s | %.2f | %.3f |", traffic.SizeName(size), d, mpps(t.RxPPS), t.RxMbps/1e3, t.LossPct)
 			for _, g := range LineRates {
 				fmt.Fprintf(w, " %s |", mpps(LineRatePPS(g, size)))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// dpvsLossTables are the DPVS v0.4 report's loss table in its layout,
+// a table per DUT with the frame sizes as columns, from the trials as
+// fast as the generator goes: frames and megabits on the wire (with
+// preamble and gap, 20 bytes a frame) sent and received over the trial,
+// the loss, the theoretical 10G rate and the rate forwarded.
+func (r *Report) dpvsLossTables(w io.Writer) {
+	sink, haveSink := map[int]float64{}, false
+	for _, size := range r.Options.Sizes {
+		if t, ok := r.find(func(t Trial) bool { return t.DUT == "sink" && t.Size == size && t.Role == "max" }); ok {
+			sink[size], haveSink = t.TxPPS, true
+		}
+	}
+	fmt.Fprintln(w, "\n## Loss at the limit (the DPVS v0.4 report's tables)")
+	if haveSink {
+		fmt.Fprintln(w, "\nThe limit is the generator as fast as it goes; the sink row says how fast that is into an XDP "+
+			"sink, in the same run. On veth the generator's CPU runs the DUT too, so it sends only as fast as the DUT "+
+			"takes frames: a DUT's TX below the sink's is the generator held back, not frames lost.")
+	}
+	for _, d := range r.Options.DUTs {
+		var cols []Trial
+		for _, size := range r.Options.Sizes {
+			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Size == size && t.Role == "max" }); ok {
+				cols = append(cols, t)
+			}
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n\n| PktSize/byte |", d)
+		for _, t := range cols {
+			fmt.Fprintf(w, " %s |", traffic.SizeName(t.Size))
+		}
+		fmt.Fprintf(w, "\n|----|%s\n", strings.Repeat("----|", len(cols)))
+		wire := func(frames uint64, size int) float64 {
+			return float64(frames) * (traffic.MeanSize(size) + 20) * 8 / 1e6
+		}
+		rows := []struct {
+			name string
+			v    func(Trial) string
+		}{
+			{"TX/Pkts", func(t Trial) string { return fmt.Sprint(t.Sent) }},
+			{"TX/Mbits", func(t Trial) string { return fmt.Sprintf("%.0f", wire(t.Sent, t.Size)) }},
+			{"RX/Pkts", func(t Trial) string { return fmt.Sprint(t.Received) }},
+			{"RX/Mbits", func(t Trial) string { return fmt.Sprintf("%.0f", wire(t.Received, t.Size)) }},
+			{"Loss Rate/%", func(t Trial) string { return fmt.Sprintf("%.3f", t.LossPct) }},
+			{"Theoretical 10G/Mpps", func(t Trial) string { return mpps(LineRatePPS(10, t.Size)) }},
+			{"Actual value/Mpps", func(t Trial) string { return mpps(t.RxPPS) }},
+		}
+		if haveSink && d != "sink" {
+			rows = append(rows, struct {
+				name string
+				v    func(Trial) string
+			}{"TX / sink's", func(t Trial) string { return ratio(t.TxPPS, sink[t.Size]) }})
+		}
+		for _, row := range rows {
+			fmt.Fprintf(w, "| %s |", row.name)
+			for _, t := range cols {
+				fmt.Fprintf(w, " %s |", row.v(t))
 			}
 			fmt.Fprintln(w)
 		}
