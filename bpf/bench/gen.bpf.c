@@ -53,7 +53,10 @@ struct gen_cfg {
 	__u16 l4_csum_off; /* offset of the L4 checksum (0: IPv4 UDP without) */
 	__u8 ipv6;	   /* 1: IPv6 */
 	__u8 imix_on;	   /* 1: the frames cycle through imix[] */
-	__u8 pad[6];
+	__u8 stamp;	   /* 1: each frame carries its send time */
+	__u8 pad;
+	__u16 stamp_off; /* where: 8 bytes after the magic, in the template */
+	__u8 pad2[2];
 	__u8 hdr[GEN_HDR_MAX]; /* Ethernet, IP, L4 headers, payload start */
 	struct gen_imix_frame {
 		__u16 len;     /* frame bytes (without FCS) */
@@ -217,6 +220,29 @@ int xdp_gen(struct xdp_md *ctx)
 			vary16(&ports->source, flow, l4csum);
 		if (vary & GEN_VARY_DPORT)
 			vary16(&ports->dest, flow, l4csum);
+	}
+	if (gen_config.stamp) {
+		/* the send time, big-endian, where the template has zeros;
+		 * the sink takes it from its own clock on arrival */
+		__u16 so = gen_config.stamp_off, co = csum_off;
+		__u64 now = bpf_ktime_get_ns();
+		struct csum_delta d = {};
+		__be32 *ts;
+
+		if (so > GEN_HDR_MAX - 8 || co > GEN_HDR_MAX - 2)
+			return XDP_ABORTED;
+		ts = data + so;
+		if ((void *)(ts + 2) > data_end)
+			return XDP_ABORTED;
+		csum_delta_add32(&d, ts[0], bpf_htonl(now >> 32));
+		csum_delta_add32(&d, ts[1], bpf_htonl((__u32)now));
+		ts[0] = bpf_htonl(now >> 32);
+		ts[1] = bpf_htonl((__u32)now);
+		if (co && data + co + 2 <= data_end) {
+			__u16 *c = data + co;
+
+			*c = csum_apply(*c, &d);
+		}
 	}
 	st->sent.packets++;
 	st->sent.bytes += data_end - data;

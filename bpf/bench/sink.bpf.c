@@ -7,6 +7,11 @@
  * neighbour discovery) pass to the kernel and are counted apart. The
  * headers are read from a frame's first buffer.
  *
+ * With latency on (sink_cfg[1]) it reads the send time the generator
+ * wrote after the magic and counts the frame's time from the
+ * generator's XDP_TX to here in a log-linear histogram (sink_latency):
+ * 16 buckets for each power of two, a bucket within 6% of its values.
+ *
  * In reflect mode (sink_cfg) it sends each bench frame back where it
  * came from instead, MACs and IP addresses swapped, by a redirect to its
  * ingress interface, as a DUT that answers every frame does: the
@@ -42,13 +47,90 @@ struct {
 	__type(value, struct sink_counters);
 } sink_stats SEC(".maps");
 
-/* sink_cfg[0]: 1 reflects bench frames, 0 drops them. */
+/* sink_cfg[0]: 1 reflects bench frames, 0 drops them; sink_cfg[1]: 1
+ * counts their latency. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u32);
 } sink_cfg SEC(".maps");
+
+#define SINK_LAT_BUCKETS 480 /* 16 a power of two, to 2^33 ns */
+
+struct sink_latency {
+	__u64 count; /* frames timed */
+	__u64 sum_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+	__u32 buckets[SINK_LAT_BUCKETS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sink_latency);
+} sink_lat SEC(".maps");
+
+/* lat_bucket is ns's bucket: ns itself below 16, else 16 a power of two
+ * by the four bits below the leading one */
+static __always_inline __u32 lat_bucket(__u64 ns)
+{
+	__u64 v = ns;
+	__u32 e = 0, b;
+
+	if (ns < 16)
+		return ns;
+	if (v >> 32) {
+		e += 32;
+		v >>= 32;
+	}
+	if (v >> 16) {
+		e += 16;
+		v >>= 16;
+	}
+	if (v >> 8) {
+		e += 8;
+		v >>= 8;
+	}
+	if (v >> 4) {
+		e += 4;
+		v >>= 4;
+	}
+	if (v >> 2) {
+		e += 2;
+		v >>= 2;
+	}
+	if (v >> 1)
+		e += 1;
+	b = (e - 3) * 16 + ((ns >> (e - 4)) & 15);
+	return b < SINK_LAT_BUCKETS ? b : SINK_LAT_BUCKETS - 1;
+}
+
+/* time_frame counts the time since the send time at ts */
+static __always_inline void time_frame(__be32 *ts, void *data_end)
+{
+	__u32 zero = 0, b;
+	struct sink_latency *l = bpf_map_lookup_elem(&sink_lat, &zero);
+	__u64 sent, now = bpf_ktime_get_ns(), ns;
+
+	if (!l || (void *)(ts + 2) > data_end)
+		return;
+	sent = (__u64)bpf_ntohl(ts[0]) << 32 | bpf_ntohl(ts[1]);
+	if (!sent || sent > now)
+		return;
+	ns = now - sent;
+	if (!l->count || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+	l->count++;
+	l->sum_ns += ns;
+	b = lat_bucket(ns);
+	if (b < SINK_LAT_BUCKETS)
+		l->buckets[b]++;
+}
 
 /* reflect swaps a frame's MACs and IP addresses (checksums keep: the
  * sums are the same) and redirects it to its ingress interface. */
@@ -142,6 +224,10 @@ int xdp_sink(struct xdp_md *ctx)
 	}
 	c->packets++;
 	c->bytes += xlb_frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
+	__u32 one = 1, *timed = bpf_map_lookup_elem(&sink_cfg, &one);
+
+	if (timed && *timed)
+		time_frame(magic + 1, data_end);
 	__u32 *mode = bpf_map_lookup_elem(&sink_cfg, &zero);
 
 	if (mode && *mode)

@@ -89,8 +89,11 @@ const (
 
 // Frame describes the generator's first frame; flows vary from it.
 type Frame struct {
-	Size           int // bytes with FCS: 64..1518, or up to 9018 (jumbo)
-	L4             L4
+	Size int // bytes with FCS: 64..1518, or up to 9018 (jumbo); IMIX
+	L4   L4
+	// Stamp makes each frame carry its send time after the magic, which
+	// the sinks read when they time frames (Sink.TimeFrames)
+	Stamp          bool
 	SrcMAC, DstMAC net.HardwareAddr
 	Src, Dst       netip.AddrPort
 }
@@ -99,6 +102,7 @@ type Frame struct {
 type template struct {
 	data                  []byte
 	ipOff, l4Off, csumOff int
+	payloadOff            int // the magic's
 	ipv6                  bool
 }
 
@@ -148,6 +152,7 @@ func (f Frame) build() (template, error) {
 	if min := hdr + 4 + FCS; f.Size < min {
 		return template{}, fmt.Errorf("frame size %d too small for %s over IPv%d: at least %d", f.Size, f.L4, map[bool]int{false: 4, true: 6}[t.ipv6], min)
 	}
+	t.payloadOff = hdr
 	payload := make([]byte, data-hdr)
 	binary.BigEndian.PutUint32(payload, Magic)
 	buf := gopacket.NewSerializeBuffer()

@@ -147,3 +147,24 @@ func TestFrameSizeNames(t *testing.T) {
 		t.Errorf("SizeName: %q %q", SizeName(IMIX), SizeName(1518))
 	}
 }
+
+// TestLatencyOf: the percentiles of a histogram are their bucket's
+// middle, kept within the extremes seen; the buckets are those of
+// bpf/bench/sink.bpf.c lat_bucket (16 a power of two).
+func TestLatencyOf(t *testing.T) {
+	for b, want := range map[int][2]float64{3: {3, 4}, 16: {16, 17}, 31: {31, 32}, 32: {32, 34}, 48: {64, 68}, 63: {124, 128}} {
+		if lo, hi := bucketBounds(b); lo != want[0] || hi != want[1] {
+			t.Errorf("bucket %d: [%v, %v), want %v", b, lo, hi, want)
+		}
+	}
+	var h sinkSinkLatency
+	h.Count, h.SumNs, h.MinNs, h.MaxNs = 100, 100*70, 33, 127
+	h.Buckets[32], h.Buckets[48], h.Buckets[63] = 10, 85, 5 // [32,34) [64,68) [124,128)
+	l := latencyOf(&h)
+	if l.Frames != 100 || l.MinNs != 33 || l.AvgNs != 70 || l.P50Ns != 66 || l.P99Ns != 126 || l.MaxNs != 127 {
+		t.Errorf("latencyOf: %+v", l)
+	}
+	if l := latencyOf(&sinkSinkLatency{}); l != (Latency{}) {
+		t.Errorf("empty histogram: %+v", l)
+	}
+}

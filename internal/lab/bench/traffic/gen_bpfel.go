@@ -23,7 +23,10 @@ type genGenCfg struct {
 	L4CsumOff uint16
 	Ipv6      uint8
 	ImixOn    uint8
-	Pad       [6]uint8
+	Stamp     uint8
+	Pad       uint8
+	StampOff  uint16
+	Pad2      [2]uint8
 	Hdr       [96]uint8
 	Imix      [3]struct {
 		_      structs.HostLayout

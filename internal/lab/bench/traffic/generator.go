@@ -74,7 +74,7 @@ func (g *Generator) Configure(f Frame, flows int, vary Vary) error {
 	if vary&(VarySrcPort|VaryDstPort) != 0 && flows > 65536 {
 		return fmt.Errorf("flows %d: ports give at most 65536", flows)
 	}
-	imix := f.Size == IMIX
+	asked, imix := f.Size, f.Size == IMIX
 	if imix {
 		// the live frame is the largest; each run sets the length
 		f.Size = IMIXSizes[len(IMIXSizes)-1]
@@ -85,6 +85,19 @@ func (g *Generator) Configure(f Frame, flows int, vary Vary) error {
 	}
 	cfg := genGenCfg{Flows: uint32(flows), Vary: uint32(vary), IpOff: uint16(t.ipOff), L4Off: uint16(t.l4Off)}
 	cfg.HdrLen = uint16(min(len(t.data), maxTemplateHdr) &^ 7)
+	if f.Stamp {
+		// the send time's 8 bytes follow the magic, inside the
+		// template the generator restores (zeros there)
+		off := t.payloadOff + 4
+		smallest := len(t.data)
+		if imix {
+			smallest = IMIXSizes[0] - FCS
+		}
+		if off+8 > min(smallest, maxTemplateHdr) {
+			return fmt.Errorf("frame size %s: too small for %s over IPv%d to carry a send time", SizeName(asked), f.L4, map[bool]int{false: 4, true: 6}[t.ipv6])
+		}
+		cfg.Stamp, cfg.StampOff = 1, uint16(off)
+	}
 	if imix {
 		cfg.ImixOn = 1
 		for i, size := range IMIXSizes {

@@ -5,6 +5,7 @@ package traffic
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
 	"github.com/xlb-dev/xlb/internal/lab/topo"
@@ -75,6 +77,7 @@ func TestGeneratorIntoSink(t *testing.T) {
 		{"udp4 1518B l3-both 1k flows", Frame{Size: 1518, L4: UDP, Src: netip.AddrPortFrom(topology.ClientAddr(), 1000), Dst: netip.AddrPortFrom(topology.VIP(), 80)}, 1000, VarySrcIP | VaryDstIP},
 		{"tcp6 ack l4-src", Frame{Size: 128, L4: TCPAck, Src: netip.AddrPortFrom(topology.ClientAddr6(), 1000), Dst: netip.AddrPortFrom(topology.VIP6(), 80)}, 500, VarySrcPort},
 		{"udp4 IMIX l3-src", Frame{Size: IMIX, L4: UDP, Src: netip.AddrPortFrom(topology.ClientAddr(), 1000), Dst: netip.AddrPortFrom(topology.VIP(), 80)}, 100, VarySrcIP},
+		{"udp6 stamped timed", Frame{Size: 128, L4: UDP, Stamp: true, Src: netip.AddrPortFrom(topology.ClientAddr6(), 1000), Dst: netip.AddrPortFrom(topology.VIP6(), 80)}, 10, VarySrcPort},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.frame.SrcMAC, tc.frame.DstMAC = src, dst
@@ -83,6 +86,9 @@ func TestGeneratorIntoSink(t *testing.T) {
 			}
 			before, err := sink.Count()
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sink.TimeFrames(tc.frame.Stamp); err != nil {
 				t.Fatal(err)
 			}
 			const rate, dur = 20000, 500 * time.Millisecond
@@ -110,6 +116,17 @@ func TestGeneratorIntoSink(t *testing.T) {
 			if got := after.Packets - before.Packets; got != sent {
 				t.Fatalf("sink counted %d, generator sent %d", got, sent)
 			}
+			lat, err := sink.Latency()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// timed: every frame, in microseconds on one host (a
+			// second is a clock mixed up); untimed: none
+			if tc.frame.Stamp != (lat.Frames == sent) || tc.frame.Stamp && !(0 < lat.MinNs && lat.MinNs <= lat.P50Ns &&
+				lat.P50Ns <= lat.P99Ns && lat.P99Ns <= lat.MaxNs && lat.AvgNs <= lat.MaxNs && lat.MaxNs < 1e9) {
+				t.Errorf("stamped %v: latency %+v of %d frames sent", tc.frame.Stamp, lat, sent)
+			}
+			t.Logf("latency %+v", lat)
 		})
 	}
 	// Unpaced, for the log: how fast one sender goes into an XDP sink.
@@ -180,4 +197,100 @@ func TestGeneratorIMIXFrames(t *testing.T) {
 	if count[64] != 14 || count[570] != 8 || count[1518] != 2 {
 		t.Errorf("24 frames by size %v, want 14, 8 and 2 of 64, 570 and 1518", count)
 	}
+}
+
+// TestGeneratorStampsFrames: with Stamp, each frame carries its send
+// time (the monotonic clock, big-endian) after the magic and its UDP or
+// TCP checksum still verifies; a frame too small for it is refused.
+func TestGeneratorStampsFrames(t *testing.T) {
+	testenv.RequireRoot(t, "runs BPF programs")
+	gen, err := NewGenerator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    Frame
+	}{
+		{"udp4 64", Frame{Size: 64, L4: UDP, Src: netip.MustParseAddrPort("10.1.0.2:1000"), Dst: netip.MustParseAddrPort("10.0.0.10:80")}},
+		{"tcp6 ack 128", Frame{Size: 128, L4: TCPAck, Src: netip.MustParseAddrPort("[fd00:1::2]:1000"), Dst: netip.MustParseAddrPort("[fd00::10]:80")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.f.SrcMAC, tc.f.DstMAC, tc.f.Stamp = net.HardwareAddr{2, 0, 0, 0, 0, 1}, net.HardwareAddr{2, 0, 0, 0, 0, 2}, true
+			if err := gen.Configure(tc.f, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			states := make([]genGenState, n)
+			for i := range states {
+				states[i].Pace.StopNs = math.MaxUint64
+			}
+			if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
+				t.Fatal(err)
+			}
+			var ts unix.Timespec
+			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+			before := uint64(ts.Nano())
+			opts := &ebpf.RunOptions{Data: gen.tmpl.data, DataOut: make([]byte, len(gen.tmpl.data))}
+			ret, err := gen.objs.XdpGen.Run(opts)
+			if err != nil || ret != 3 {
+				t.Fatalf("verdict %d, %v; want XDP_TX", ret, err)
+			}
+			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+			out, off := opts.DataOut, gen.tmpl.payloadOff
+			sent := binary.BigEndian.Uint64(out[off+4:])
+			if binary.BigEndian.Uint32(out[off:]) != Magic || sent < before || sent > uint64(ts.Nano()) {
+				t.Errorf("magic %x, send time %d, want between %d and %d", out[off:off+4], sent, before, ts.Nano())
+			}
+			// the frame is the template but for those 8 bytes and the
+			// checksum, which verifies
+			want := bytes.Clone(gen.tmpl.data)
+			copy(want[off+4:], out[off+4:off+12])
+			copy(want[gen.tmpl.csumOff:], out[gen.tmpl.csumOff:gen.tmpl.csumOff+2])
+			if !bytes.Equal(out, want) {
+				t.Errorf("frame changed beyond the send time and checksum:\n%x\n%x", out, want)
+			}
+			if sum := l4Sum(out, gen.tmpl); sum != 0xffff {
+				t.Errorf("L4 checksum does not verify: sum %#x", sum)
+			}
+		})
+	}
+	f := Frame{Size: 64, L4: TCPAck, Stamp: true, SrcMAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, DstMAC: net.HardwareAddr{2, 0, 0, 0, 0, 2},
+		Src: netip.MustParseAddrPort("10.1.0.2:1000"), Dst: netip.MustParseAddrPort("10.0.0.10:80")}
+	if err := gen.Configure(f, 1, 0); err == nil {
+		t.Error("a 64-byte TCP frame took a send time it has no room for")
+	}
+}
+
+// l4Sum is the ones' complement sum of a frame's TCP or UDP segment and
+// pseudo-header: 0xffff when its checksum is right.
+func l4Sum(frame []byte, t template) uint16 {
+	var sum uint32
+	add := func(b []byte) {
+		for i := 0; i+1 < len(b); i += 2 {
+			sum += uint32(binary.BigEndian.Uint16(b[i:]))
+		}
+		if len(b)%2 == 1 {
+			sum += uint32(b[len(b)-1]) << 8
+		}
+	}
+	seg := frame[t.l4Off:]
+	if t.ipv6 {
+		add(frame[t.ipOff+8 : t.ipOff+40])
+		sum += uint32(frame[t.ipOff+6])
+	} else {
+		add(frame[t.ipOff+12 : t.ipOff+20])
+		sum += uint32(frame[t.ipOff+9])
+		seg = frame[t.l4Off : t.ipOff+int(binary.BigEndian.Uint16(frame[t.ipOff+2:]))]
+	}
+	sum += uint32(len(seg))
+	add(seg)
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	return uint16(sum)
 }

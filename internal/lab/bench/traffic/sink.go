@@ -4,8 +4,10 @@ package traffic
 
 import (
 	"fmt"
+	"math"
 	"net"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/lab/netns"
@@ -110,4 +112,94 @@ func (s *Sink) Close() error {
 	}
 	s.links = nil
 	return s.objs.Close()
+}
+
+// Latency is what the sinks timed: each frame's time from the
+// generator's XDP_TX to a sink, over every CPU and interface.
+type Latency struct {
+	Frames uint64  `json:"frames"`
+	MinNs  float64 `json:"min_ns"`
+	AvgNs  float64 `json:"avg_ns"`
+	P50Ns  float64 `json:"p50_ns"`
+	P99Ns  float64 `json:"p99_ns"`
+	MaxNs  float64 `json:"max_ns"`
+}
+
+// TimeFrames turns the timing of stamped frames (Frame.Stamp) on or
+// off; on, it starts from nothing.
+func (s *Sink) TimeFrames(on bool) error {
+	v := uint32(0)
+	if on {
+		v = 1
+		n, err := ebpf.PossibleCPU()
+		if err != nil {
+			return err
+		}
+		if err := s.objs.SinkLat.Put(uint32(0), make([]sinkSinkLatency, n)); err != nil {
+			return fmt.Errorf("reset sink latency: %w", err)
+		}
+	}
+	if err := s.objs.SinkCfg.Put(uint32(1), v); err != nil {
+		return fmt.Errorf("sink latency: %w", err)
+	}
+	return nil
+}
+
+// Latency reads what the sinks timed since TimeFrames(true).
+func (s *Sink) Latency() (Latency, error) {
+	var per []sinkSinkLatency
+	if err := s.objs.SinkLat.Lookup(uint32(0), &per); err != nil {
+		return Latency{}, fmt.Errorf("read sink latency: %w", err)
+	}
+	var all sinkSinkLatency
+	for i, p := range per {
+		if p.Count == 0 {
+			continue
+		}
+		if all.Count == 0 || p.MinNs < all.MinNs {
+			all.MinNs = p.MinNs
+		}
+		all.MaxNs = max(all.MaxNs, p.MaxNs)
+		all.Count += p.Count
+		all.SumNs += p.SumNs
+		for b := range p.Buckets {
+			all.Buckets[b] += per[i].Buckets[b]
+		}
+	}
+	return latencyOf(&all), nil
+}
+
+// latencyOf summarises a histogram: percentiles at their bucket's
+// middle, within the extremes seen.
+func latencyOf(h *sinkSinkLatency) Latency {
+	l := Latency{Frames: h.Count}
+	if h.Count == 0 {
+		return l
+	}
+	l.MinNs, l.MaxNs, l.AvgNs = float64(h.MinNs), float64(h.MaxNs), float64(h.SumNs)/float64(h.Count)
+	pct := func(p float64) float64 {
+		rank := uint64(math.Ceil(p / 100 * float64(h.Count)))
+		var seen uint64
+		for b, n := range h.Buckets {
+			if seen += uint64(n); seen >= rank {
+				lo, hi := bucketBounds(b)
+				return min(max((lo+hi)/2, l.MinNs), l.MaxNs)
+			}
+		}
+		return l.MaxNs
+	}
+	l.P50Ns, l.P99Ns = pct(50), pct(99)
+	return l
+}
+
+// bucketBounds are the values bucket b of bpf/bench/sink.bpf.c's
+// lat_bucket holds, [lo, hi).
+func bucketBounds(b int) (lo, hi float64) {
+	if b < 16 {
+		return float64(b), float64(b + 1)
+	}
+	e, m := b/16+3, b%16
+	width := math.Ldexp(1, e-4)
+	lo = float64(16+m) * width
+	return lo, lo + width
 }

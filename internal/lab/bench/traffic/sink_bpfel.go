@@ -20,11 +20,21 @@ type sinkSinkCounters struct {
 	Other   uint64
 }
 
+type sinkSinkLatency struct {
+	_       structs.HostLayout
+	Count   uint64
+	SumNs   uint64
+	MinNs   uint64
+	MaxNs   uint64
+	Buckets [480]uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	sinkMapSinkCfg   = "sink_cfg"
+	sinkMapSinkLat   = "sink_lat"
 	sinkMapSinkStats = "sink_stats"
 	sinkProgXdpSink  = "xdp_sink"
 	sinkVarXlbFrags  = "xlb_frags"
@@ -80,6 +90,7 @@ type sinkProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type sinkMapSpecs struct {
 	SinkCfg   *ebpf.MapSpec `ebpf:"sink_cfg"`
+	SinkLat   *ebpf.MapSpec `ebpf:"sink_lat"`
 	SinkStats *ebpf.MapSpec `ebpf:"sink_stats"`
 }
 
@@ -111,12 +122,14 @@ func (o *sinkObjects) Close() error {
 // It can be passed to loadSinkObjects or ebpf.CollectionSpec.LoadAndAssign.
 type sinkMaps struct {
 	SinkCfg   *ebpf.Map `ebpf:"sink_cfg"`
+	SinkLat   *ebpf.Map `ebpf:"sink_lat"`
 	SinkStats *ebpf.Map `ebpf:"sink_stats"`
 }
 
 func (m *sinkMaps) Close() error {
 	return _SinkClose(
 		m.SinkCfg,
+		m.SinkLat,
 		m.SinkStats,
 	)
 }
