@@ -75,6 +75,13 @@ func (r *Report) Charts(dir string) ([]string, error) {
 				}
 			}
 		}
+		if ls := r.curveSeries(func(t Trial) float64 { return t.LossPct }); len(ls) > 0 {
+			if err = add("loss-vs-rate", "Loss against the offered rate", "offered Mpps", "loss %", false, ls); err != nil {
+				return out, err
+			}
+			err = add("latency-vs-rate", "Frame latency p99 against the offered rate", "offered Mpps", "p99 us", false,
+				r.curveSeries(func(t Trial) float64 { return t.Latency.P99Ns / 1e3 }))
+		}
 	}
 	return out, err
 }

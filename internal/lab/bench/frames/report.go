@@ -62,6 +62,7 @@ func (r *Report) WriteTables(w io.Writer) {
 		r.rfc2544Table(w)
 	case "multiflow":
 		r.multiflowTables(w)
+		r.curveTables(w)
 	}
 }
 

@@ -99,6 +99,10 @@ func (r *Report) Check() error {
 			return fmt.Errorf("trial %d: valid with nothing sent", i)
 		case t.RxPPS > t.TxPPS:
 			return fmt.Errorf("trial %d: rx %.0f pps above tx %.0f pps", i, t.RxPPS, t.TxPPS)
+		case t.Latency != nil && t.Latency.Frames != t.Received:
+			return fmt.Errorf("trial %d: %d frames timed of %d received", i, t.Latency.Frames, t.Received)
+		case t.Latency != nil && !(t.Latency.MinNs <= t.Latency.P50Ns && t.Latency.P50Ns <= t.Latency.P99Ns && t.Latency.P99Ns <= t.Latency.MaxNs):
+			return fmt.Errorf("trial %d: latency %+v out of order", i, *t.Latency)
 		}
 	}
 	for _, d := range r.Options.DUTs {

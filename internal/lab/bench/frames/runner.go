@@ -61,7 +61,7 @@ func (r *Runner) plan() int {
 		"pps":         len(r.opts.Flows),
 		"frame-sizes": 2 * len(r.opts.Sizes),
 		"rfc2544":     len(r.opts.Sizes) * 2 * trialsPerSearch,
-		"multiflow":   len(r.opts.Sizes) * len(r.opts.Variations) * len(r.opts.Flows) * trialsPerSearch,
+		"multiflow":   len(r.opts.Sizes)*len(r.opts.Variations)*len(r.opts.Flows)*trialsPerSearch + curveTrials,
 	}[r.scenario]
 	return per * len(r.opts.DUTs)
 }
@@ -116,6 +116,7 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 				}
 			}
 		}
+		return r.curve(ctx, dut)
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ type TrialSpec struct {
 	// stateful DUT measures established flows (as VSPERF's and TRex's
 	// learning phase).
 	Warmup bool
+	// Latency stamps each frame with its send time and has the sinks
+	// time them (Trial.Latency)
+	Latency bool
 }
 
 // WarmupRate is how fast warm-up frames go: below every DUT's
@@ -64,6 +67,9 @@ type Trial struct {
 	RingDropsOut uint64 `json:"ring_drops_out,omitempty"`
 	ElapsedMs    int64  `json:"elapsed_ms"`
 	Warmup       int    `json:"warmup_frames,omitempty"` // frames sent before the trial
+	// Latency is the frames' time from the generator to a sink, when
+	// the trial timed them (TrialSpec.Latency)
+	Latency *traffic.Latency `json:"latency,omitempty"`
 }
 
 // RunTrial checks the DUT and the sinks, sends, waits for the last
@@ -83,6 +89,7 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	}
 	target := dut.Target(e, s.IPv6, vary&traffic.VaryDstIP != 0)
 	f := e.Frame(s.Size, s.L4, target, bench.BenchPort)
+	f.Stamp = s.Latency
 	// A DUT that opens TCP connections on a SYN only (xlb, as IPVS) drops
 	// ACKs of connections never opened: their warm-up opens the flows
 	// with SYNs, even a single one. (nft's conntrack is the other way
@@ -110,6 +117,12 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	}
 	if err := e.Gen.Configure(f, max(s.Flows, 1), vary); err != nil {
 		return t, err
+	}
+	if s.Latency {
+		if err := e.Sink.TimeFrames(true); err != nil {
+			return t, err
+		}
+		defer func() { _ = e.Sink.TimeFrames(false) }()
 	}
 	before, err := e.Sink.Count()
 	if err != nil {
@@ -173,6 +186,13 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
 	t.TxPPS, t.RxPPS = float64(t.Sent)/d, float64(t.Received)/d
 	t.RxMbps = t.RxPPS * traffic.MeanSize(s.Size) * 8 / 1e6
+	if s.Latency {
+		l, err := e.Sink.Latency()
+		if err != nil {
+			return t, err
+		}
+		t.Latency = &l
+	}
 	return t, nil
 }
 
