@@ -23,19 +23,24 @@ var quickOptions = map[string]bench.Options{
 	"pps":         {Flows: []int{1, 1000}, Profile: true},
 	"frame-sizes": {Sizes: []int{64, 1518, traffic.IMIX}, FixedRate: 50_000},
 	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2},
-	"multiflow":   {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2},
-	"apply":       {Services: []int{20, 40}},
-	"datapath":    {Flows: []int{1000, 5000}, Repeat: 10000},
-	"cps":         {MaxIterations: 2},
+	"multiflow": {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2,
+		DUTs: []string{"xlb", "xdp-fwd", "nft"}},
+	"apply":    {Services: []int{20, 40}},
+	"datapath": {Flows: []int{1000, 5000}, Repeat: 10000},
+	"cps":      {MaxIterations: 2},
 	// a keepalive above the longest settle (a refused SYN's retries:
 	// about 1.2 s), which would otherwise send the round's requests,
 	// and a table with room: a table refuses a few connections before
 	// its size (docs/operator-guide.md), which cc measures and a quick
 	// pass does not
-	"cc":       {Conns: []int{2000}, OpenRate: 20_000, Keepalive: 3 * time.Second, ConnTable: 8000},
-	"cluster":  {Nodes: []int{2}, Streams: 4, Duration: time.Second},
-	"redis":    {RedisTests: []string{"set", "get"}},
-	"synflood": {},
+	"cc":      {Conns: []int{2000}, OpenRate: 20_000, Keepalive: 3 * time.Second, ConnTable: 8000},
+	"cluster": {Nodes: []int{2}, Streams: 4, Duration: time.Second},
+	"redis":   {RedisTests: []string{"set", "get"}},
+	// the scenarios of whole seconds a test (iperf3, sockperf): fewer
+	// DUTs, so that the pass stays under 5 minutes
+	"throughput": {DUTs: []string{"xlb", "xdp-fwd", "direct"}},
+	"latency":    {DUTs: []string{"xlb", "xdp-fwd", "direct"}},
+	"synflood":   {},
 }
 
 // QuickOptions are the options of scenario's quick pass on top of base
