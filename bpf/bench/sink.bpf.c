@@ -13,10 +13,11 @@
  * 16 buckets for each power of two, a bucket within 6% of its values.
  *
  * In reflect mode (sink_cfg) it sends each bench frame back where it
- * came from instead, MACs and IP addresses swapped, by a redirect to its
- * ingress interface, as a DUT that answers every frame does: the
- * synflood scenario measures with it what answering costs the lab
- * besides the DUT's own work.
+ * came from instead, MACs, IP addresses and TCP/UDP ports swapped, by a
+ * redirect to its ingress interface: as a DUT that answers every frame
+ * does (the synflood scenario measures with it what answering costs the
+ * lab besides the DUT's own work), or as a server that answers every
+ * request (the pps scenario's traffic in both directions).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -132,8 +133,22 @@ static __always_inline void time_frame(__be32 *ts, void *data_end)
 		l->buckets[b]++;
 }
 
-/* reflect swaps a frame's MACs and IP addresses (checksums keep: the
- * sums are the same) and redirects it to its ingress interface. */
+/* swap_ports swaps the TCP or UDP ports at l4 */
+static __always_inline void swap_ports(void *l4, __u8 proto, void *data_end)
+{
+	__be16 *ports = l4, p;
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return;
+	if ((void *)(ports + 2) > data_end)
+		return;
+	p = ports[0];
+	ports[0] = ports[1];
+	ports[1] = p;
+}
+
+/* reflect swaps a frame's MACs, IP addresses and ports (checksums keep:
+ * the sums are the same) and redirects it to its ingress interface. */
 static __always_inline int reflect(struct xdp_md *ctx, void *data,
 				   void *data_end)
 {
@@ -154,6 +169,8 @@ static __always_inline int reflect(struct xdp_md *ctx, void *data,
 		a = ip->saddr;
 		ip->saddr = ip->daddr;
 		ip->daddr = a;
+		if (ip->ihl == 5)
+			swap_ports(ip + 1, ip->protocol, data_end);
 	} else {
 		struct ipv6hdr *ip6 = (void *)(eth + 1);
 		struct in6_addr a;
@@ -163,6 +180,7 @@ static __always_inline int reflect(struct xdp_md *ctx, void *data,
 		a = ip6->saddr;
 		ip6->saddr = ip6->daddr;
 		ip6->daddr = a;
+		swap_ports(ip6 + 1, ip6->nexthdr, data_end);
 	}
 	return bpf_redirect(ctx->ingress_ifindex, 0);
 }
