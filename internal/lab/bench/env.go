@@ -21,6 +21,8 @@ type Env struct {
 	Self string // the xlb binary
 	Gen  *traffic.Generator
 	Sink *traffic.Sink
+	// Returns counts the answers that come back to the client (Answer)
+	Returns *traffic.Sink
 
 	clientMAC, lbMAC net.HardwareAddr
 	tcp              bool // UseTCP has run
@@ -206,6 +208,9 @@ func routedTarget(e *Env, v6 bool) netip.Addr {
 func (e *Env) Close() error {
 	if e.Sink != nil {
 		_ = e.Sink.Close()
+	}
+	if e.Returns != nil {
+		_ = e.Returns.Close()
 	}
 	if e.Gen != nil {
 		_ = e.Gen.Close()

@@ -48,7 +48,7 @@ func (r *Report) Charts(dir string) ([]string, error) {
 	switch r.Scenario {
 	case "pps":
 		err = add("pps-vs-flows", "UDP 64 B forwarding rate", "flows", "Mpps", true, lines(r.Options.Flows, flowsX, func(d string, f int) (float64, bool) {
-			return trialRate(func(t Trial) bool { return t.DUT == d && t.Flows == f })
+			return trialRate(func(t Trial) bool { return t.DUT == d && t.Flows == f && t.Role == "max" })
 		}))
 	case "frame-sizes":
 		err = add("pps-vs-frame-size", "Forwarding rate by frame size", "frame size (B)", "Mpps", false, lines(r.Options.Sizes, traffic.MeanSize, func(d string, s int) (float64, bool) {

@@ -97,12 +97,12 @@ func (r *Report) ppsTable(w io.Writer) {
 	for _, flows := range r.Options.Flows {
 		ref := map[string]float64{}
 		for _, d := range []string{"xdp-fixed", "xdp-fwd", "nft"} {
-			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows }); ok {
+			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows && t.Role == "max" }); ok {
 				ref[d] = t.RxPPS
 			}
 		}
 		for _, d := range r.Options.DUTs {
-			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows })
+			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows && t.Role == "max" })
 			if !ok {
 				fmt.Fprintf(w, "| %s | %d | invalid | | | | | |\n", d, flows)
 				continue
@@ -111,7 +111,40 @@ func (r *Report) ppsTable(w io.Writer) {
 				ratio(t.RxPPS, ref["xdp-fixed"]), ratio(t.RxPPS, ref["xdp-fwd"]), ratio(t.RxPPS, ref["nft"]))
 		}
 	}
+	r.answeredTable(w)
 	r.dramReads(w)
+}
+
+// answeredTable is the DPVS report's UDP PPS table, both directions:
+// the reals answer every frame back through the DUT to the client.
+func (r *Report) answeredTable(w io.Writer) {
+	var rows []string
+	for _, flows := range r.Options.Flows {
+		ref := map[string]float64{}
+		for _, d := range []string{"xdp-fixed", "nft"} {
+			if t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows && t.Role == "both" }); ok {
+				ref[d] = t.TxPPS + t.RxPPS
+			}
+		}
+		for _, d := range r.Options.DUTs {
+			t, ok := r.find(func(t Trial) bool { return t.DUT == d && t.Flows == flows && t.Role == "both" })
+			if !ok {
+				continue
+			}
+			in, out := t.TxPPS+t.RxPPS, t.RxPPS+t.ReturnPPS
+			lost := 100 * float64(t.Sent-t.Returned) / float64(max(t.Sent, 1))
+			rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %.3f | %s | %s |", d, flows, mpps(in), mpps(out),
+				mpps(t.TxPPS), mpps(t.ReturnPPS), lost, ratio(in, ref["xdp-fixed"]), ratio(in, ref["nft"])))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## UDP PPS in both directions (the DPVS report's table)\n\nEvery real answers each frame (MACs, "+
+		"addresses and ports swapped) back through the DUT to the client; flows are client ports (%d at most). ipackets "+
+		"and opackets are what went into and out of the DUT: the client's frames and the answers.\n\n"+
+		"| DUT | flows | ipackets Mpps | opackets Mpps | client Tx Mpps | client Rx Mpps | lost round trip %% | vs xdp-fixed | vs nft |\n"+
+		"|---|---:|---:|---:|---:|---:|---:|---:|---:|\n%s\n", maxAnsweredFlows, strings.Join(rows, "\n"))
 }
 
 // dramReads says what many flows cost each frame, in random reads from
@@ -127,8 +160,8 @@ func (r *Report) dramReads(w io.Writer) {
 		"in this run: %.1f ns.\n\n| DUT | ns per frame, %d flows | ns per frame, %d flows | more per frame | in random reads |\n|---|---:|---:|---:|---:|\n",
 		float64(d.RegionBytes)/(1<<20), d.ReadNs, few, many)
 	for _, name := range r.Options.DUTs {
-		a, okA := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == few && t.RxPPS > 0 })
-		b, okB := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == many && t.RxPPS > 0 })
+		a, okA := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == few && t.Role == "max" && t.RxPPS > 0 })
+		b, okB := r.find(func(t Trial) bool { return t.DUT == name && t.Flows == many && t.Role == "max" && t.RxPPS > 0 })
 		if !okA || !okB {
 			continue
 		}

@@ -28,6 +28,9 @@ type TrialSpec struct {
 	// Latency stamps each frame with its send time and has the sinks
 	// time them (Trial.Latency)
 	Latency bool
+	// Answered has the reals answer every frame back through the DUT to
+	// the client (Env.Answer), traffic in both directions
+	Answered bool
 }
 
 // WarmupRate is how fast warm-up frames go: below every DUT's
@@ -70,6 +73,10 @@ type Trial struct {
 	// Latency is the frames' time from the generator to a sink, when
 	// the trial timed them (TrialSpec.Latency)
 	Latency *traffic.Latency `json:"latency,omitempty"`
+	// Returned are the reals' answers that came back to the client
+	// (TrialSpec.Answered); ReturnPPS over the duration
+	Returned  uint64  `json:"returned,omitempty"`
+	ReturnPPS float64 `json:"return_pps,omitempty"`
 }
 
 // RunTrial checks the DUT and the sinks, sends, waits for the last
@@ -124,6 +131,22 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 		}
 		defer func() { _ = e.Sink.TimeFrames(false) }()
 	}
+	var returned func() (uint64, error)
+	if s.Answered {
+		undo, err := e.Answer()
+		if err != nil {
+			return t, err
+		}
+		defer func() { _ = undo() }()
+		returned = func() (uint64, error) { c, err := e.Returns.Count(); return c.Packets, err }
+	}
+	var returnedBefore uint64
+	if returned != nil {
+		var err error
+		if returnedBefore, err = returned(); err != nil {
+			return t, err
+		}
+	}
 	before, err := e.Sink.Count()
 	if err != nil {
 		return t, err
@@ -154,6 +177,14 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 		return t, err
 	}
 	t.Sent, t.Received = sent, after.Packets-before.Packets
+	if returned != nil {
+		// the answers land after the frames they answer
+		n, err := settleCount(returned)
+		if err != nil {
+			return t, err
+		}
+		t.Returned = n - returnedBefore
+	}
 	inAfter, outAfter, err := e.RingDrops()
 	if err != nil {
 		return t, err
@@ -170,6 +201,8 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	switch {
 	case t.Received > t.Sent:
 		t.Valid, t.Invalid = false, fmt.Sprintf("sinks counted %d frames, more than the %d sent", t.Received, t.Sent)
+	case t.Returned > t.Received:
+		t.Valid, t.Invalid = false, fmt.Sprintf("%d answers came back for %d frames received", t.Returned, t.Received)
 	case e.Sink.Alive() != nil:
 		t.Valid, t.Invalid = false, fmt.Sprintf("a sink stopped: %v", e.Sink.Alive())
 	case s.Rate > 0 && float64(t.Sent) < (1-bench.PaceTolerance)*s.Rate*s.Duration.Seconds():
@@ -178,13 +211,13 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 		t.Valid, t.Invalid = false, "nothing was sent"
 	}
 	if !t.Valid {
-		t.Sent, t.Received = 0, 0
+		t.Sent, t.Received, t.Returned = 0, 0, 0
 		return t, nil
 	}
 	d := s.Duration.Seconds()
 	t.Lost = t.Sent - t.Received
 	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
-	t.TxPPS, t.RxPPS = float64(t.Sent)/d, float64(t.Received)/d
+	t.TxPPS, t.RxPPS, t.ReturnPPS = float64(t.Sent)/d, float64(t.Received)/d, float64(t.Returned)/d
 	t.RxMbps = t.RxPPS * traffic.MeanSize(s.Size) * 8 / 1e6
 	if s.Latency {
 		l, err := e.Sink.Latency()
@@ -194,6 +227,21 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 		t.Latency = &l
 	}
 	return t, nil
+}
+
+// settleCount waits until count stops moving, at most half a second,
+// and returns it.
+func settleCount(count func() (uint64, error)) (uint64, error) {
+	last, err := count()
+	for i := 0; i < 25 && err == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+		var now uint64
+		if now, err = count(); err == nil && now == last {
+			return now, nil
+		}
+		last = now
+	}
+	return last, err
 }
 
 // settle waits until the sinks' count stops moving (frames still in
