@@ -84,13 +84,9 @@ type Index struct {
 // index.md and index.json are written after each scenario, so that an
 // interrupted run still has its index.
 func RunAll(ctx context.Context, out string, quick bool, base bench.Options, command string) (*Index, error) {
-	build, err := bench.XLBBuild(base.Self)
+	build, err := checkBuild(base)
 	if err != nil {
 		return nil, err
-	}
-	if !build.Clean() && !base.AllowUnclean {
-		return nil, &OptionError{fmt.Errorf("the xlb binary %s is %s: its figures would name no commit; "+
-			"build it from a clean checkout (make build), or pass --allow-unclean and every report says so", base.Self, unclean(build))}
 	}
 	idx := &Index{Command: command, Quick: quick, Started: time.Now(), Machine: bench.ThisMachine(), Build: build}
 	for _, sc := range Scenarios {

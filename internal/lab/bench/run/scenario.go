@@ -265,13 +265,9 @@ func Run(ctx context.Context, scenario string, opts bench.Options) (*Results, er
 			return nil, &OptionError{err}
 		}
 	}
-	build, err := bench.XLBBuild(opts.Self)
+	build, err := checkBuild(opts)
 	if err != nil {
 		return nil, err
-	}
-	if !build.Clean() && !opts.AllowUnclean {
-		return nil, &OptionError{fmt.Errorf("the xlb binary %s is %s: its figures would name no commit; "+
-			"build it from a clean checkout (make build), or pass --allow-unclean and every report says so", opts.Self, unclean(build))}
 	}
 	res := newResults(scenario, opts, build)
 	res.Notes = notes
@@ -393,6 +389,20 @@ func runCluster(ctx context.Context, res *Results, o bench.Options) error {
 }
 
 // unclean says why a build names no commit exactly.
+// checkBuild asks the xlb binary of o where it comes from, and refuses
+// one that names no commit exactly unless o allows it.
+func checkBuild(o bench.Options) (bench.Build, error) {
+	build, err := bench.XLBBuild(o.Self)
+	if err != nil {
+		return build, err
+	}
+	if !build.Clean() && !o.AllowUnclean {
+		return build, &OptionError{fmt.Errorf("the xlb binary %s is %s: its figures would name no commit; "+
+			"build it from a clean checkout (make build), or pass --allow-unclean and every report says so", o.Self, unclean(build))}
+	}
+	return build, nil
+}
+
 func unclean(b bench.Build) string {
 	if b.Revision == "" {
 		return "a build outside a git checkout (no revision)"

@@ -167,17 +167,7 @@ func TestGeneratorIMIXFrames(t *testing.T) {
 		}
 		built[len(tmpl.data)] = tmpl.data
 	}
-	n, err := ebpf.PossibleCPU()
-	if err != nil {
-		t.Fatal(err)
-	}
-	states := make([]genGenState, n)
-	for i := range states {
-		states[i].Pace.StopNs = math.MaxUint64
-	}
-	if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
-		t.Fatal(err)
-	}
+	unpaced(t, gen)
 	count := map[int]int{}
 	in := gen.tmpl.data // the live frame: the largest
 	for i := 0; i < 24; i++ {
@@ -209,10 +199,6 @@ func TestGeneratorStampsFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gen.Close()
-	n, err := ebpf.PossibleCPU()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name string
 		f    Frame
@@ -225,13 +211,7 @@ func TestGeneratorStampsFrames(t *testing.T) {
 			if err := gen.Configure(tc.f, 1, 0); err != nil {
 				t.Fatal(err)
 			}
-			states := make([]genGenState, n)
-			for i := range states {
-				states[i].Pace.StopNs = math.MaxUint64
-			}
-			if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
-				t.Fatal(err)
-			}
+			unpaced(t, gen)
 			var ts unix.Timespec
 			_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 			before := uint64(ts.Nano())
@@ -293,4 +273,21 @@ func l4Sum(frame []byte, t template) uint16 {
 		sum = sum&0xffff + sum>>16
 	}
 	return uint16(sum)
+}
+
+// unpaced sets every CPU's sender state so that the generator sends at
+// each BPF_PROG_RUN, whenever it runs.
+func unpaced(t *testing.T, gen *Generator) {
+	t.Helper()
+	n, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := make([]genGenState, n)
+	for i := range states {
+		states[i].Pace.StopNs = math.MaxUint64
+	}
+	if err := gen.objs.GenStates.Put(uint32(0), states); err != nil {
+		t.Fatal(err)
+	}
 }
