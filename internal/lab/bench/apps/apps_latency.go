@@ -87,7 +87,34 @@ func (r *appRun) latency() (res []AppResult, err error) {
 		}
 		res = append(res, a)
 	}
-	return res, nil
+	a, err := r.genericRR(places[len(places)-1])
+	return append(res, a...), err
+}
+
+// genericRR runs the Go TCP_RR and TCP_CRR again with a DUT attached
+// with XDP in generic mode (the Arion report's table has both modes),
+// the senders' TSO and GSO off as the operator guide asks for it, then
+// puts the DUT back in native mode. Other DUTs have no such run.
+func (r *appRun) genericRR(p placement) (res []AppResult, err error) {
+	ms, ok := r.dut.(bench.ModeSwitcher)
+	if !ok {
+		return nil, nil
+	}
+	mode := bench.XDPModes[1]
+	r.progress("%s mode", mode)
+	if err := ms.SetMode(r.ctx, r.e, mode); err != nil {
+		return nil, fmt.Errorf("%s in %s mode: %w", r.dut.Name(), mode, err)
+	}
+	defer func() { err = errors.Join(err, ms.SetMode(r.ctx, r.e, bench.XDPModes[0])) }()
+	if err := r.e.SenderOffloads(false); err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, r.e.SenderOffloads(true)) }()
+	res, err = r.goRR(p)
+	for i := range res {
+		res[i].Mode = mode
+	}
+	return res, err
 }
 
 // goRR runs the Go TCP_RR and TCP_CRR with placement p.

@@ -156,6 +156,35 @@ func TestParseRedisLatency(t *testing.T) {
 	}
 }
 
+func TestArionRRTable(t *testing.T) {
+	var results []AppResult
+	for _, c := range []struct {
+		dut, mode string
+		rate, us  float64
+	}{{"direct", "", 40000, 25}, {"xlb", "", 36000, 27.5}, {"xlb", "generic", 30000, 33}} {
+		results = append(results,
+			AppResult{Test: "TCP_RR, two CPUs", DUT: c.dut, Mode: c.mode, Rate: c.rate, MeanUs: c.us},
+			AppResult{Test: "TCP_CRR, two CPUs", DUT: c.dut, Mode: c.mode, Rate: c.rate / 10, MeanUs: c.us * 10},
+			AppResult{Test: "TCP_RR, one CPU", DUT: c.dut, Mode: c.mode, Rate: 1, MeanUs: 1})
+	}
+	var b strings.Builder
+	writeArionRRTable(&b, results)
+	for _, want := range []string{
+		"| direct | 40000 | 100.0% | 25.0 | +0.0 | 4000 | 100.0% | 250.0 | +0.0 |\n",
+		"| xlb | 36000 | 90.0% | 27.5 | +2.5 | 3600 | 90.0% | 275.0 | +25.0 |\n",
+		"| xlb generic | 30000 | 75.0% | 33.0 | +8.0 | 3000 | 75.0% | 330.0 | +80.0 |\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	writeArionRRTable(&b, results[3:]) // no direct: no table
+	if b.Len() != 0 {
+		t.Errorf("a table without direct:\n%s", b.String())
+	}
+}
+
 func TestArionRedisTable(t *testing.T) {
 	var results []AppResult
 	for _, d := range []struct {

@@ -107,6 +107,9 @@ func WriteAppTables(w io.Writer, scenario string, results []AppResult) error {
 	if scenario == "redis" {
 		writeArionRedisTable(&b, results)
 	}
+	if scenario == "latency" {
+		writeArionRRTable(&b, results)
+	}
 	cols := appColumns(scenario)
 	fmt.Fprintf(&b, "## %s\n\n| test | DUT |", title)
 	align := "|---|---|"

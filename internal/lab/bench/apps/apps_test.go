@@ -129,6 +129,15 @@ func checkAppResults(t *testing.T, all map[string][]AppResult, duts []string) {
 			}
 		}
 	}
+	// a DUT attached with XDP runs TCP_RR and TCP_CRR on two CPUs in
+	// generic mode too (the Arion table)
+	for _, d := range duts {
+		if _, ok := appDUT(t, d).(bench.ModeSwitcher); ok {
+			places, _ := latencyPlacements()
+			p := places[len(places)-1].name
+			checkConfigResults(t, all["latency"], "latency", d+" generic", []string{"TCP_RR, " + p, "TCP_CRR, " + p})
+		}
+	}
 }
 
 // checkConfigResults checks that configuration c (a DUT, with its mode)
