@@ -32,6 +32,12 @@ type Options struct {
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
 	ConnTable     int           `json:"conn_table,omitempty"`    // the xlb DUT's IPv4 connection table (0: the scenario's)
+	// BestOf searches each rfc2544 and multiflow cell this many times,
+	// the best counting (VSPERF's N; 0 or 1: once)
+	BestOf int `json:"best_of,omitempty"`
+	// VerifyDuration is the final verification trial's length at each
+	// search's rate (VSPERF's long trial; 0: none)
+	VerifyDuration time.Duration `json:"verify_duration_ns,omitempty"`
 	// Profile records perf over every CPU for one unpaced trial per DUT
 	// and draws it as a flame graph (frame scenarios)
 	Profile bool `json:"profile,omitempty"`

@@ -60,6 +60,7 @@ func (r *Report) WriteTables(w io.Writer) {
 		r.dpvsLossTables(w)
 	case "rfc2544":
 		r.rfc2544Table(w)
+		r.finalTrials(w)
 	case "multiflow":
 		r.multiflowTables(w)
 		r.curveTables(w)
@@ -328,6 +329,37 @@ func (r *Report) multiflowTables(w io.Writer) {
 		for why := range whys {
 			fmt.Fprintf(w, "- %s\n", why)
 		}
+	}
+	r.finalTrials(w)
+}
+
+// finalTrials sums up the searches' long verification trials and names
+// those that did not pass.
+func (r *Report) finalTrials(w io.Writer) {
+	var n, passed int
+	var secs float64
+	var failed []string
+	for _, s := range r.Searches {
+		if s.Final == nil {
+			continue
+		}
+		n, secs = n+1, s.Final.Seconds
+		if s.Final.Passed {
+			passed++
+			continue
+		}
+		why := fmt.Sprintf("%.3f%% lost", s.Final.LossPct)
+		if !s.Final.Valid {
+			why = "the generator could not offer the rate"
+		}
+		failed = append(failed, fmt.Sprintf("- %s %s %s B %d flows %s at %s Mpps: %s", s.DUT, s.Kind, traffic.SizeName(s.Size), s.Flows, s.Vary, mpps(s.RatePPS), why))
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nFinal verification trials of %gs at each rate found: %d of %d passed.\n", secs, passed, n)
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "%s\n", strings.Join(failed, "\n"))
 	}
 }
 

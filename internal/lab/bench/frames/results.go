@@ -46,6 +46,20 @@ type SearchRecord struct {
 	Vary         string  `json:"vary,omitempty"`
 	TolerancePct float64 `json:"loss_tolerance_pct"`
 	bench.SearchResult
+	// Tries are every search's rate when the cell was searched more than
+	// once (--best-of); the best counts
+	Tries []float64 `json:"tries,omitempty"`
+	// Final is the long verification trial at the rate found
+	// (--verify-duration), VSPERF's: whether it passed, and its loss
+	Final *FinalTrial `json:"final,omitempty"`
+}
+
+// FinalTrial is a search's long verification trial.
+type FinalTrial struct {
+	Seconds float64 `json:"duration_s"`
+	Passed  bool    `json:"passed"`
+	LossPct float64 `json:"loss_pct"`
+	Valid   bool    `json:"valid"`
 }
 
 // Skip is a multi-flow cell that was not measured, and why.

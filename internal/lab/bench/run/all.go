@@ -22,7 +22,7 @@ import (
 var quickOptions = map[string]bench.Options{
 	"pps":         {Flows: []int{1, 1000}, Profile: true},
 	"frame-sizes": {Sizes: []int{64, 1518, traffic.IMIX}, FixedRate: 50_000},
-	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2},
+	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2, BestOf: 2, VerifyDuration: 50 * time.Millisecond},
 	"multiflow": {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2,
 		DUTs: []string{"xlb", "xdp-fwd", "nft"}},
 	"apply":    {Services: []int{20, 40}},

@@ -72,8 +72,12 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 		o.Duration = 10 * time.Second
 		if scenario == "multiflow" {
 			// the VSPERF report's whole matrix in under 2 hours here:
-			// short trials (its own were 60 s, --duration 60s)
+			// short trials (its own were 60 s, --duration 60s) and a
+			// final verification of seconds (--verify-duration)
 			o.Duration = 2 * time.Second
+			if o.VerifyDuration == 0 {
+				o.VerifyDuration = 5 * time.Second
+			}
 		}
 	}
 	if len(o.Sizes) == 0 {
@@ -176,6 +180,12 @@ func validate(o bench.Options, scenario string) error {
 			}
 			return fmt.Errorf("DUT %s: %s takes %s", d, scenario, strings.Join(want, ", "))
 		}
+	}
+	if o.BestOf < 0 || o.BestOf > 100 {
+		return fmt.Errorf("best of %d: want 1 to 100 searches a cell", o.BestOf)
+	}
+	if o.VerifyDuration < 0 || o.VerifyDuration > 0 && o.VerifyDuration < 10*time.Millisecond {
+		return fmt.Errorf("verify duration %v: want at least 10ms, or 0 for none", o.VerifyDuration)
 	}
 	if o.Profile && !slices.Contains([]string{"pps", "frame-sizes", "rfc2544", "multiflow"}, scenario) {
 		return fmt.Errorf("--profile: frame scenarios only (pps, frame-sizes, rfc2544, multiflow), not %s", scenario)
