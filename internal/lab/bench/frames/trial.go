@@ -246,17 +246,13 @@ func settleCount(count func() (uint64, error)) (uint64, error) {
 
 // settle waits until the sinks' count stops moving (frames still in
 // flight land), at most half a second.
-func settle(e *bench.Env) (traffic.SinkCount, error) {
-	last, err := e.Sink.Count()
-	for i := 0; i < 25 && err == nil; i++ {
-		time.Sleep(20 * time.Millisecond)
-		var now traffic.SinkCount
-		if now, err = e.Sink.Count(); err == nil && now.Packets == last.Packets {
-			return now, nil
-		}
-		last = now
-	}
-	return last, err
+func settle(e *bench.Env) (c traffic.SinkCount, err error) {
+	_, err = settleCount(func() (uint64, error) {
+		var err error
+		c, err = e.Sink.Count()
+		return c.Packets, err
+	})
+	return c, err
 }
 
 // SearchValid, SearchLossPct and SearchOffered let bench.Search read a

@@ -152,7 +152,8 @@ func (s *Sink) Latency() (Latency, error) {
 		return Latency{}, fmt.Errorf("read sink latency: %w", err)
 	}
 	var all sinkSinkLatency
-	for i, p := range per {
+	for i := range per {
+		p := &per[i]
 		if p.Count == 0 {
 			continue
 		}
@@ -162,8 +163,8 @@ func (s *Sink) Latency() (Latency, error) {
 		all.MaxNs = max(all.MaxNs, p.MaxNs)
 		all.Count += p.Count
 		all.SumNs += p.SumNs
-		for b := range p.Buckets {
-			all.Buckets[b] += per[i].Buckets[b]
+		for b, n := range p.Buckets {
+			all.Buckets[b] += n
 		}
 	}
 	return latencyOf(&all), nil
