@@ -18,6 +18,9 @@
  *   TCP edit         lib/tcp_edit.h   sequence shift, MSS, TOA/PROXY v2 bytes
  *   partial checksum lib/nat.h        summed whole once the verdict is known
  *
+ * With workers, xlb_steer is what the interfaces run: it hands each flow
+ * to a worker CPU, whose cpumap entry runs xlb_xdp (lib/steer.h).
+ *
  * Every verdict leaves through xlb_xdp, which counts it.
  */
 #include <linux/bpf.h>
@@ -52,6 +55,7 @@
 #include "lib/stages.h"
 #include "lib/drop_sample.h"
 #include "lib/ct_sync.h"
+#include "lib/steer.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -400,4 +404,12 @@ int xlb_xdp(struct xdp_md *ctx)
 	if (verdict == XDP_DROP && xlb_drop_listeners)
 		xlb_drop_sample(ctx);
 	return count_verdict(verdict);
+}
+
+/* xlb_steer spreads flows over the worker CPUs (lib/steer.h), where
+ * xlb_xdp runs as the cpumap program. */
+SEC("xdp.frags")
+int xlb_steer(struct xdp_md *ctx)
+{
+	return steer(ctx);
 }

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"net/netip"
 	"sync"
 
@@ -49,6 +50,9 @@ type Options struct {
 	// where the kernel has it, as on a kernel older than 5.18: frames
 	// must then fit in one buffer (SingleBufferMTU).
 	SingleBuffer bool
+	// Workers, when it has CPUs, runs the program on those CPUs behind
+	// the steering program (see Workers).
+	Workers Workers
 }
 
 // Datapath is a loaded xlb XDP program with its maps.
@@ -59,6 +63,7 @@ type Datapath struct {
 	links   map[string]link.Link
 	dropped []string // pinned maps replaced for another layout
 	frags   bool     // the program takes frames of several buffers
+	workers []int    // the worker CPUs (workers.go)
 
 	mu       sync.Mutex
 	settings loadbalancer.Settings
@@ -140,8 +145,23 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, err
 		}
 	}
+	possible, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("count possible CPUs: %w", err)
+	}
+	if err := opts.Workers.Check(possible); err != nil {
+		return nil, err
+	}
+	var loaded any = &d.objs
+	var withWorkers workerObjects
+	if len(opts.Workers.CPUs) > 0 {
+		if err := prepareWorkers(spec, possible); err != nil {
+			return nil, err
+		}
+		loaded = &withWorkers
+	}
 	collOpts := &ebpf.CollectionOptions{Maps: ebpf.MapOptions{PinPath: opts.PinPath}}
-	if err := spec.LoadAndAssign(&d.objs, collOpts); err != nil {
+	if err := spec.LoadAndAssign(loaded, collOpts); err != nil {
 		var verr *ebpf.VerifierError
 		if errors.As(err, &verr) {
 			return nil, fmt.Errorf("load xlb program: %+v", verr)
@@ -151,6 +171,17 @@ func Load(opts Options) (*Datapath, error) {
 			return nil, fmt.Errorf("%w (%w)", &LayoutError{PinPath: opts.PinPath, Maps: []string{"?"}}, err)
 		}
 		return nil, fmt.Errorf("load xlb program: %w", err)
+	}
+	if withWorkers.XlbWorker != nil {
+		d.objs = withWorkers.xlbObjects
+		d.workers = slices.Clone(opts.Workers.CPUs)
+		// the cpumap entries hold the program; the handle goes
+		err := d.startWorkers(opts.Workers, withWorkers.XlbWorker)
+		withWorkers.XlbWorker.Close()
+		if err != nil {
+			d.objs.Close()
+			return nil, err
+		}
 	}
 	if opts.PinPath != "" {
 		if err := writeStamps(spec, opts.PinPath); err != nil {

@@ -54,6 +54,9 @@ func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 	if _, ok := d.links[ifname]; ok {
 		return fmt.Errorf("attach xdp to %s: %w", ifname, loadbalancer.ErrExists)
 	}
+	if d.workers != nil && mode == loadbalancer.ModeGeneric {
+		return fmt.Errorf("attach xdp to %s: workers run in native mode only (a cpumap takes no frames of generic XDP)", ifname)
+	}
 	if err := d.AddRedirectTarget(iface.Index); err != nil {
 		return fmt.Errorf("attach xdp to %s: %w", ifname, err)
 	}
@@ -75,7 +78,7 @@ func (d *Datapath) Attach(ifname string, mode loadbalancer.AttachMode) error {
 			return err
 		}
 	}
-	l, err := link.AttachXDP(link.XDPOptions{Program: d.objs.XlbXdp, Interface: iface.Index, Flags: flags})
+	l, err := link.AttachXDP(link.XDPOptions{Program: d.attachedProgram(), Interface: iface.Index, Flags: flags})
 	if err != nil {
 		return attachError(ifname, mode, iface.MTU, d.frags, err)
 	}
@@ -121,7 +124,7 @@ func (d *Datapath) takeOver(ifname string, ifindex int, mode loadbalancer.Attach
 			}
 			continue
 		}
-		if err := l.Update(d.objs.XlbXdp); err != nil {
+		if err := l.Update(d.attachedProgram()); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("replace the program of pinned link %s: %w", path, err)
 		}

@@ -13,6 +13,15 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type xlbBpfCpumapVal struct {
+	_       structs.HostLayout
+	Qsize   uint32
+	BpfProg struct {
+		_  structs.HostLayout
+		Fd int32
+	}
+}
+
 type xlbCsumScratch struct {
 	_     structs.HostLayout
 	Sum   uint64
@@ -245,6 +254,12 @@ type xlbServiceKey struct {
 	Family uint8
 }
 
+type xlbSteerSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Cpu   [64]uint32
+}
+
 type xlbSvcTimeouts struct {
 	_    structs.HostLayout
 	Secs [5]uint32
@@ -464,6 +479,8 @@ const (
 	xlbMapSchedCursors         = "sched_cursors"
 	xlbMapSchedTables          = "sched_tables"
 	xlbMapServices             = "services"
+	xlbMapSteerCpus            = "steer_cpus"
+	xlbMapSteerWorkers         = "steer_workers"
 	xlbMapSvcNoLport           = "svc_no_lport"
 	xlbMapSvcStats             = "svc_stats"
 	xlbMapSvcVips              = "svc_vips"
@@ -471,6 +488,7 @@ const (
 	xlbMapTcpEdits             = "tcp_edits"
 	xlbMapTxPorts              = "tx_ports"
 	xlbMapVerdictStats         = "verdict_stats"
+	xlbProgXlbSteer            = "xlb_steer"
 	xlbProgXlbXdp              = "xlb_xdp"
 	xlbVarAddrFilterType       = "addr_filter_type"
 	xlbVarAddrFlagsType        = "addr_flags_type"
@@ -544,7 +562,8 @@ type xlbSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type xlbProgramSpecs struct {
-	XlbXdp *ebpf.ProgramSpec `ebpf:"xlb_xdp"`
+	XlbSteer *ebpf.ProgramSpec `ebpf:"xlb_steer"`
+	XlbXdp   *ebpf.ProgramSpec `ebpf:"xlb_xdp"`
 }
 
 // xlbMapSpecs contains maps before they are loaded into the kernel.
@@ -577,6 +596,8 @@ type xlbMapSpecs struct {
 	SchedCursors    *ebpf.MapSpec `ebpf:"sched_cursors"`
 	SchedTables     *ebpf.MapSpec `ebpf:"sched_tables"`
 	Services        *ebpf.MapSpec `ebpf:"services"`
+	SteerCpus       *ebpf.MapSpec `ebpf:"steer_cpus"`
+	SteerWorkers    *ebpf.MapSpec `ebpf:"steer_workers"`
 	SvcNoLport      *ebpf.MapSpec `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.MapSpec `ebpf:"svc_stats"`
 	SvcVips         *ebpf.MapSpec `ebpf:"svc_vips"`
@@ -666,6 +687,8 @@ type xlbMaps struct {
 	SchedCursors    *ebpf.Map `ebpf:"sched_cursors"`
 	SchedTables     *ebpf.Map `ebpf:"sched_tables"`
 	Services        *ebpf.Map `ebpf:"services"`
+	SteerCpus       *ebpf.Map `ebpf:"steer_cpus"`
+	SteerWorkers    *ebpf.Map `ebpf:"steer_workers"`
 	SvcNoLport      *ebpf.Map `ebpf:"svc_no_lport"`
 	SvcStats        *ebpf.Map `ebpf:"svc_stats"`
 	SvcVips         *ebpf.Map `ebpf:"svc_vips"`
@@ -703,6 +726,8 @@ func (m *xlbMaps) Close() error {
 		m.SchedCursors,
 		m.SchedTables,
 		m.Services,
+		m.SteerCpus,
+		m.SteerWorkers,
 		m.SvcNoLport,
 		m.SvcStats,
 		m.SvcVips,
@@ -751,11 +776,13 @@ type xlbVariables struct {
 //
 // It can be passed to loadXlbObjects or ebpf.CollectionSpec.LoadAndAssign.
 type xlbPrograms struct {
-	XlbXdp *ebpf.Program `ebpf:"xlb_xdp"`
+	XlbSteer *ebpf.Program `ebpf:"xlb_steer"`
+	XlbXdp   *ebpf.Program `ebpf:"xlb_xdp"`
 }
 
 func (p *xlbPrograms) Close() error {
 	return _XlbClose(
+		p.XlbSteer,
 		p.XlbXdp,
 	)
 }
