@@ -112,13 +112,17 @@ static __always_inline __u32 steer_hash(struct xdp_md *ctx)
  * the frame to the kernel. */
 static __always_inline int steer(struct xdp_md *ctx)
 {
-	__u32 key = 0, cpu;
+	__u32 key = 0, slot;
 	struct steer_set *set = bpf_map_lookup_elem(&steer_workers, &key);
 
 	if (!set || !set->count || set->count > XLB_MAX_WORKERS)
 		return XDP_PASS;
-	cpu = set->cpu[(steer_hash(ctx) % set->count) & (XLB_MAX_WORKERS - 1)];
-	return bpf_redirect_map(&steer_cpus, cpu, XDP_PASS);
+	slot = steer_hash(ctx) % set->count;
+	/* the compiler knows slot < count <= 64 and drops a mask the
+	 * verifier, which does not follow the modulo, needs */
+	asm volatile("" : "+r"(slot));
+	slot &= XLB_MAX_WORKERS - 1;
+	return bpf_redirect_map(&steer_cpus, set->cpu[slot], XDP_PASS);
 }
 
 #endif /* XLB_STEER_H */

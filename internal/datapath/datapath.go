@@ -6,8 +6,8 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"net/netip"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
