@@ -45,13 +45,18 @@ func Check(dp DataPath, cfg *config.Config, owns HostOwns) (*config.Desired, err
 
 // Move moves dp from cur to want, a configuration Check accepted, and
 // returns the changes made. Besides Check's validation it refuses what a
-// running daemon cannot change (the attached interfaces, the XDP mode).
+// running daemon cannot change (the attached interfaces, the XDP mode,
+// the workers).
 // On error the data path holds cur, unless the error says that rolling
 // back failed too.
 func Move(dp DataPath, cur, want *config.Desired) (config.Changes, error) {
 	if !slices.Equal(want.Interfaces, cur.Interfaces) || want.Mode != cur.Mode {
 		return config.Changes{}, &config.ValidationError{Problems: []string{
 			"interfaces, xdp_mode: changing the attached interfaces needs a daemon restart"}}
+	}
+	if !want.Workers.Equal(cur.Workers) {
+		return config.Changes{}, &config.ValidationError{Problems: []string{
+			"workers: changing the worker CPUs needs a daemon restart"}}
 	}
 	return Transition(dp, cur, want)
 }

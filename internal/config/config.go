@@ -20,6 +20,9 @@ type Config struct {
 	Interfaces []string `yaml:"interfaces" json:"interfaces"`
 	// XDPMode is native (the default) or generic.
 	XDPMode string `yaml:"xdp_mode,omitempty" json:"xdp_mode,omitempty"`
+	// Workers run the balancer on CPUs of their own behind a steering
+	// program (loadbalancer.Workers); nil: where frames are received.
+	Workers *Workers `yaml:"workers,omitempty" json:"workers,omitempty"`
 	// Timeouts override the data path's connection timeouts.
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
 	// ConnTable sizes the connection tables; without it they have
@@ -157,6 +160,12 @@ type ConnTable struct {
 	IPv6 int `yaml:"ipv6,omitempty" json:"ipv6,omitempty"`
 }
 
+// Workers are the worker CPUs and the frames each one's queue holds.
+type Workers struct {
+	CPUs  []int `yaml:"cpus" json:"cpus"`
+	Queue int   `yaml:"queue,omitempty" json:"queue,omitempty"`
+}
+
 // Service is a virtual service and its reals.
 type Service struct {
 	// Name is optional; when given it is unique.
@@ -289,6 +298,11 @@ func (c *Config) Clone() *Config {
 	}
 	out := *c
 	out.Interfaces = slices.Clone(c.Interfaces)
+	if c.Workers != nil {
+		w := *c.Workers
+		w.CPUs = slices.Clone(w.CPUs)
+		out.Workers = &w
+	}
 	if c.Timeouts != nil {
 		t := *c.Timeouts
 		out.Timeouts = &t

@@ -112,6 +112,11 @@ func TestValidate(t *testing.T) {
 		{"xdp mode native", valid + "xdp_mode: native\n", ""},
 		{"xdp mode generic", valid + "xdp_mode: generic\n", ""},
 		{"bad xdp mode", valid + "xdp_mode: turbo\n", `xdp_mode: "turbo" is not an XDP mode (want native or generic)`},
+		{"workers", valid + "workers: {cpus: [1, 0], queue: 4096}\n", ""},
+		{"workers without CPUs", valid + "workers: {queue: 4096}\n", "workers.cpus: is empty"},
+		{"worker CPU twice", valid + "workers: {cpus: [1, 1]}\n", "workers: worker CPU 1 is given twice"},
+		{"worker queue too long", valid + "workers: {cpus: [0], queue: 20000}\n", "workers: worker queue of 20000 frames: want 1-16384"},
+		{"workers in generic mode", valid + "xdp_mode: generic\nworkers: {cpus: [0]}\n", "workers: take native XDP"},
 		{"timeouts", valid + "timeouts: {tcp: 1, tcp_fin: 120, udp: 31536000}\n", ""},
 		{"some timeouts", valid + "timeouts: {udp: 60}\n", ""},
 		{"zero timeout", valid + "timeouts: {tcp: 0}\n", "timeouts.tcp: 0 is out of range (want 1 to 31536000 seconds)"},
@@ -321,6 +326,12 @@ func TestDesired(t *testing.T) {
 	}
 	if d.Mode != loadbalancer.ModeGeneric || len(d.Services) != 2 || d.Services[1].Scheduler != loadbalancer.SourceHash {
 		t.Errorf("mode %v, services %+v", d.Mode, d.Services)
+	}
+	if w := desired(t, valid+"workers: {cpus: [1, 0], queue: 4096}\n").Workers; !w.Equal(loadbalancer.Workers{CPUs: []int{1, 0}, Queue: 4096}) {
+		t.Errorf("workers %+v, want CPUs 1 and 0 with queues of 4096", w)
+	}
+	if w := d.Workers; len(w.CPUs) != 0 {
+		t.Errorf("workers %+v without a workers section", w)
 	}
 	if d.ConnTable != (loadbalancer.ConnTableSizes{IPv4: loadbalancer.DefaultIPv4Conns, IPv6: 5000}) {
 		t.Errorf("connection tables %+v, want the default IPv4 size and 5000 IPv6 connections", d.ConnTable)

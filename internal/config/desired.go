@@ -15,6 +15,9 @@ type Desired struct {
 	Interfaces []string
 	// Mode is how XDP is attached.
 	Mode loadbalancer.AttachMode
+	// Workers are the worker CPUs (none: the program runs where frames
+	// are received).
+	Workers loadbalancer.Workers
 	// Settings are loadbalancer.DefaultSettings with the file's overrides.
 	Settings loadbalancer.Settings
 	// ConnTable are the connection tables' sizes, the defaults filled in.

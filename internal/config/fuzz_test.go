@@ -61,6 +61,9 @@ func sameConfig(a, b *Config) bool {
 func normalized(c *Config) *Config {
 	n := c.Clone()
 	n.Interfaces = nilIfEmpty(n.Interfaces)
+	if n.Workers != nil {
+		n.Workers.CPUs = nilIfEmpty(n.Workers.CPUs)
+	}
 	if len(n.Services) == 0 {
 		n.Services = nil
 	}
@@ -92,7 +95,7 @@ func normalized(c *Config) *Config {
 	return n
 }
 
-func nilIfEmpty(s []string) []string {
+func nilIfEmpty[T any](s []T) []T {
 	if len(s) == 0 {
 		return nil
 	}

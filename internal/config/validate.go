@@ -77,6 +77,7 @@ func (c *Config) check(env Env) (*Desired, error) {
 	default:
 		ch.addf("xdp_mode", "%q is not an XDP mode (want native or generic)", c.XDPMode)
 	}
+	d.Workers = ch.workers(c.Workers, d.Mode)
 	ch.timeouts("timeouts", c.Timeouts, &d.Settings)
 	d.ConnTable = ch.connTable(c.ConnTable, env.Limits.ConnTable)
 	d.ServiceCapacity = ch.mapCapacity(serviceCapacity, c.MaxServices, env.Limits.Services)
@@ -210,6 +211,26 @@ func (ch *checker) connTable(t *ConnTable, running loadbalancer.ConnTableSizes) 
 		ch.addf("conn_table", "ipv4 %d, ipv6 %d: the running tables hold %d IPv4 and %d IPv6 connections and keep their size "+
 			"while the daemon runs; resizing takes a restart with --drop-incompatible-maps, which resets the connections they hold "+
 			"(docs/config.md, conn_table)", out.IPv4, out.IPv6, running.IPv4, running.IPv6)
+	}
+	return out
+}
+
+// workers checks the workers section: CPUs each once, a queue in range,
+// native mode. The machine's CPU count is checked when the data path
+// loads.
+func (ch *checker) workers(w *Workers, mode loadbalancer.AttachMode) loadbalancer.Workers {
+	if w == nil {
+		return loadbalancer.Workers{}
+	}
+	out := loadbalancer.Workers{CPUs: append([]int(nil), w.CPUs...), Queue: w.Queue}
+	if len(w.CPUs) == 0 {
+		ch.addf("workers.cpus", "is empty: give the worker CPUs, or leave workers out")
+	}
+	if err := out.Check(0); err != nil {
+		ch.addf("workers", "%v", err)
+	}
+	if mode == loadbalancer.ModeGeneric {
+		ch.addf("workers", "take native XDP; with xdp_mode: generic leave workers out")
 	}
 	return out
 }

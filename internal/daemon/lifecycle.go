@@ -39,7 +39,7 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 	d.record = rec
 	d.addrs = hostAddrSet{ifaces: want.Interfaces, record: rec}
 	dp, err := datapath.Load(datapath.Options{PinPath: pin, DropIncompatible: d.opts.DropIncompatible,
-		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6, Capacities: datapath.Capacities{
+		Conns4: want.ConnTable.IPv4, Conns6: want.ConnTable.IPv6, Workers: want.Workers, Capacities: datapath.Capacities{
 			Services: uint32(want.ServiceCapacity), Reals: uint32(want.RealCapacity), LocalIPs: uint32(want.LocalIPCapacity)}})
 	if err != nil {
 		return err
@@ -49,6 +49,9 @@ func (d *Daemon) start(cfg *config.Config, want *config.Desired) error {
 		d.log.Info("data path: multi-buffer XDP (xdp.frags), jumbo frames in native mode where the driver carries them")
 	} else {
 		d.log.Info("data path: single-buffer XDP (this kernel has none with frags)", "largest native MTU", datapath.SingleBufferMTU())
+	}
+	if cpus := dp.WorkerCPUs(); len(cpus) > 0 {
+		d.log.Info("data path: workers, each flow steered to one of them", "cpus", cpus)
 	}
 	for _, t := range dp.ConnTableSizes() {
 		d.log.Info("connection table", "family", t.Family, "connections", t.Conns,

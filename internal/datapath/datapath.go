@@ -51,8 +51,8 @@ type Options struct {
 	// must then fit in one buffer (SingleBufferMTU).
 	SingleBuffer bool
 	// Workers, when it has CPUs, runs the program on those CPUs behind
-	// the steering program (see Workers).
-	Workers Workers
+	// the steering program (workers.go).
+	Workers loadbalancer.Workers
 }
 
 // Datapath is a loaded xlb XDP program with its maps.

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"net"
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/gopacket/gopacket"
@@ -15,27 +14,10 @@ import (
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
 )
 
-func TestWorkersCheck(t *testing.T) {
-	tests := []struct {
-		name    string
-		workers Workers
-		want    string // "" = valid
-	}{
-		{"none", Workers{}, ""},
-		{"two", Workers{CPUs: []int{1, 0}, Queue: 4096}, ""},
-		{"out of range", Workers{CPUs: []int{0, 4}}, "worker CPU 4: the machine's CPUs are 0-3"},
-		{"negative", Workers{CPUs: []int{-1}}, "worker CPU -1"},
-		{"twice", Workers{CPUs: []int{1, 1}}, "worker CPU 1 is given twice"},
-		{"queue too long", Workers{CPUs: []int{0}, Queue: MaxWorkerQueue + 1}, "worker queue of 16385 frames"},
-		{"too many", Workers{CPUs: make([]int, MaxWorkers+1)}, "65 worker CPUs: at most 64"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.workers.Check(4)
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Fatalf("Check = %v, want %q", err, tt.want)
-			}
-		})
+// TestMaxWorkersMatchesC ties loadbalancer.MaxWorkers to XLB_MAX_WORKERS.
+func TestMaxWorkersMatchesC(t *testing.T) {
+	if n := len(xlbSteerSet{}.Cpu); n != loadbalancer.MaxWorkers {
+		t.Fatalf("struct steer_set has %d CPUs, loadbalancer.MaxWorkers is %d", n, loadbalancer.MaxWorkers)
 	}
 }
 
@@ -63,7 +45,7 @@ func steerFrame(t *testing.T, src, dst netip.AddrPort, proto loadbalancer.Proto,
 // a worker's cpumap entry; a flow always for the same worker, flows for
 // every worker, and an IPv4 datagram's fragments for one worker.
 func TestSteer(t *testing.T) {
-	e := newEnv(t, Options{Workers: Workers{CPUs: []int{0}}})
+	e := newEnv(t, Options{Workers: loadbalancer.Workers{CPUs: []int{0}}})
 	steer := e.dp.objs.XlbSteer
 	run := func(frame []byte) Verdict {
 		t.Helper()
@@ -95,7 +77,7 @@ func TestSteer(t *testing.T) {
 	// Two workers, the second with no cpumap entry: its flows are left
 	// to the kernel (XDP_PASS), which tells the two apart.
 	set := xlbSteerSet{Count: 2}
-	set.Cpu[0], set.Cpu[1] = 0, uint32(MaxWorkers-1)
+	set.Cpu[0], set.Cpu[1] = 0, uint32(loadbalancer.MaxWorkers-1)
 	if err := e.dp.objs.SteerWorkers.Put(uint32(0), set); err != nil {
 		t.Fatal(err)
 	}
