@@ -24,6 +24,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "../lib/csum_seg.h"
+#include "../lib/steer.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -178,4 +179,13 @@ int xdp_fwd_fixed(struct xdp_md *ctx)
 	__builtin_memcpy(eth->h_dest, nh->dmac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
 	return bpf_redirect_map(&fwd_ports, nh->ifindex, XDP_PASS);
+}
+
+/* xdp_fwd_steer gives the forwarders workers as xlb's (lib/steer.h): the
+ * interfaces run it, and each worker CPU runs xdp_fwd or xdp_fwd_fixed
+ * as its cpumap program. */
+SEC("xdp.frags")
+int xdp_fwd_steer(struct xdp_md *ctx)
+{
+	return steer(ctx);
 }

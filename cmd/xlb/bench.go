@@ -155,6 +155,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.IntVar(&o.Streams, "streams", 0, "cluster: concurrent streams of the throughput trial (default 150)")
 	f.IntVar(&o.Repeat, "repeat", 0, "datapath: BPF_PROG_RUN runs per figure (default 1000000); throughput: trials per TCP_STREAM test, the median counts (default 1)")
 	f.IntSliceVar(&o.CPUs, "cpus", nil, "CPUs of the generator's senders, one sender each (default 0)")
+	f.IntSliceVar(&o.Workers, "workers", nil, "worker CPU counts: each DUT that takes workers (xlb, xdp-fwd, xdp-fixed, kernel, nft) runs once per count, 0 on the receiving CPU, N as DUT-wN on the N highest CPUs")
 	f.IntSliceVar(&o.Cores, "cores", nil, "cps: sender core counts, each a search (default 1)")
 	f.IntSliceVar(&o.Conns, "conns", nil, "cc: concurrent connections to hold (default 1000000,10000000)")
 	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1m)")

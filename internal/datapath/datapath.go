@@ -14,6 +14,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/workers"
 	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
@@ -155,7 +156,7 @@ func Load(opts Options) (*Datapath, error) {
 	var loaded any = &d.objs
 	var withWorkers workerObjects
 	if len(opts.Workers.CPUs) > 0 {
-		if err := prepareWorkers(spec, possible); err != nil {
+		if err := workers.Prepare(spec, xlbProgXlbXdp, workerProgram, possible); err != nil {
 			return nil, err
 		}
 		loaded = &withWorkers
@@ -176,7 +177,7 @@ func Load(opts Options) (*Datapath, error) {
 		d.objs = withWorkers.xlbObjects
 		d.workers = slices.Clone(opts.Workers.CPUs)
 		// the cpumap entries hold the program; the handle goes
-		err := d.startWorkers(opts.Workers, withWorkers.XlbWorker)
+		err := workers.Start(d.objs.SteerCpus, d.objs.SteerWorkers, opts.Workers, withWorkers.XlbWorker)
 		withWorkers.XlbWorker.Close()
 		if err != nil {
 			d.objs.Close()

@@ -7,17 +7,23 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"unsafe"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/workers"
 )
 
-// TestMaxWorkersMatchesC ties loadbalancer.MaxWorkers to XLB_MAX_WORKERS.
-func TestMaxWorkersMatchesC(t *testing.T) {
+// TestSteerSetMatchesC ties loadbalancer.MaxWorkers to XLB_MAX_WORKERS
+// and workers.Set to struct steer_set.
+func TestSteerSetMatchesC(t *testing.T) {
 	if n := len(xlbSteerSet{}.Cpu); n != loadbalancer.MaxWorkers {
 		t.Fatalf("struct steer_set has %d CPUs, loadbalancer.MaxWorkers is %d", n, loadbalancer.MaxWorkers)
+	}
+	if c, g := unsafe.Sizeof(xlbSteerSet{}), unsafe.Sizeof(workers.Set{}); c != g {
+		t.Fatalf("struct steer_set is %d bytes, workers.Set %d", c, g)
 	}
 }
 

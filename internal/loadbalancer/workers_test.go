@@ -30,4 +30,3 @@ func TestWorkersCheck(t *testing.T) {
 		})
 	}
 }
-

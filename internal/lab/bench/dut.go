@@ -5,6 +5,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -88,7 +89,7 @@ func NewDUT(name string) (DUT, error) {
 	case "xlb":
 		return NewXLBDUT(DefaultXLBShape), nil
 	case "kernel":
-		return kernelDUT{}, nil
+		return &kernelDUT{}, nil
 	case "nft":
 		return &nftDUT{}, nil
 	case "sink":
@@ -124,9 +125,10 @@ func VIPTarget(e *Env, v6, _ bool) netip.Addr {
 // xlbDUT is the xlb daemon with port-0 (every port) FullNAT services,
 // TCP and UDP, on the VIP and the IPv6 VIP over every real.
 type xlbDUT struct {
-	shape XLBShape
-	mode  string // XDP mode; "" is the daemon's default, native
-	d     *topo.Daemon
+	shape   XLBShape
+	workers []int  // the daemon's worker CPUs (WorkerDUT)
+	mode    string // XDP mode; "" is the daemon's default, native
+	d       *topo.Daemon
 }
 
 // SetMode implements ModeSwitcher: the daemon is restarted with
@@ -141,8 +143,12 @@ func (x *xlbDUT) SetMode(ctx context.Context, e *Env, mode string) error {
 
 func (x *xlbDUT) Name() string {
 	name, _ := x.shape.variant()
-	return name
+	return WorkersName(name, x.workers)
 }
+
+// SetWorkers implements WorkerDUT: the daemon's workers.
+func (x *xlbDUT) SetWorkers(cpus []int)                    { x.workers = cpus }
+func (x *xlbDUT) Workers() []int                           { return x.workers }
 func (*xlbDUT) Balances() bool                             { return true }
 func (*xlbDUT) OpensOnSYNOnly() bool                       { return true }
 func (*xlbDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
@@ -151,7 +157,8 @@ func (x *xlbDUT) Version(e *Env) string {
 	if x.shape.ConnTable > 0 {
 		table = fmt.Sprintf("a table of %d IPv4 connections", x.shape.ConnTable)
 	}
-	return fmt.Sprintf("xlb %s; services of %d local IPs, %s; %s", XLBVersion(e.Self), x.shape.LocalIPs, x.shape.Scheduler, table)
+	return fmt.Sprintf("xlb %s; services of %d local IPs, %s; %s", XLBVersion(e.Self), x.shape.LocalIPs, x.shape.Scheduler, table) +
+		WorkersVersion(x.workers, "xlb's workers: xlb_steer and a cpumap")
 }
 func (x *xlbDUT) Alive(ctx context.Context, _ *Env) error {
 	_, err := x.d.Client().Version(ctx)
@@ -174,6 +181,9 @@ func (x *xlbDUT) Setup(ctx context.Context, e *Env) error {
 	}
 	if x.mode != "" {
 		fmt.Fprintf(&b, "xdp_mode: %s\n", x.mode)
+	}
+	if len(x.workers) > 0 {
+		fmt.Fprintf(&b, "workers: {cpus: [%s]}\n", cpuList(x.workers))
 	}
 	b.WriteString("services:\n")
 	for _, v6 := range []bool{false, true} {
@@ -235,15 +245,17 @@ func (x *xlbDUT) Teardown(e *Env) error {
 }
 
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
-type kernelDUT struct{}
+type kernelDUT struct{ rps }
 
-func (kernelDUT) Name() string                               { return "kernel" }
+func (k *kernelDUT) Name() string                            { return WorkersName("kernel", k.cpus) }
 func (kernelDUT) Balances() bool                             { return false }
 func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
-func (kernelDUT) Setup(context.Context, *Env) error          { return nil }
-func (kernelDUT) Teardown(*Env) error                        { return nil }
-func (kernelDUT) Version(*Env) string                        { return "Linux " + kernelRelease() }
-func (kernelDUT) Alive(_ context.Context, e *Env) error      { return forwarding(e) }
+func (k *kernelDUT) Setup(_ context.Context, e *Env) error   { return k.apply(e, true) }
+func (k *kernelDUT) Teardown(e *Env) error                   { return k.apply(e, false) }
+func (k *kernelDUT) Version(*Env) string {
+	return "Linux " + kernelRelease() + WorkersVersion(k.cpus, "RPS")
+}
+func (kernelDUT) Alive(_ context.Context, e *Env) error { return forwarding(e) }
 
 func forwarding(e *Env) error {
 	out, err := e.RunIn(e.Topo.LB(), "sysctl", "-n", "net.ipv4.ip_forward")
@@ -256,21 +268,22 @@ func forwarding(e *Env) error {
 // nftDUT is nftables DNAT with numgen round robin and conntrack: what
 // people use for a VIP when IPVS is absent.
 type nftDUT struct {
+	rps
 	restore map[string]string // host conntrack limits raised for the run
 }
 
 const nftTable = "xlbbench"
 
-func (nftDUT) Name() string                               { return "nft" }
+func (n *nftDUT) Name() string                            { return WorkersName("nft", n.cpus) }
 func (nftDUT) Balances() bool                             { return true }
 func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
 
-func (nftDUT) Version(e *Env) string {
+func (n *nftDUT) Version(e *Env) string {
 	out, err := e.RunIn(e.Topo.LB(), "nft", "--version")
 	if err != nil {
-		return "nft ?"
+		out = "nft ?"
 	}
-	return strings.TrimSpace(out)
+	return strings.TrimSpace(out) + WorkersVersion(n.cpus, "RPS")
 }
 
 func (n *nftDUT) Setup(_ context.Context, e *Env) error {
@@ -301,6 +314,9 @@ func (n *nftDUT) Setup(_ context.Context, e *Env) error {
 	if _, err = e.RunIn(t.LB(), "nft", "-f", f.Name()); err != nil {
 		return err
 	}
+	if err := n.apply(e, true); err != nil {
+		return err
+	}
 	return n.tuneConntrack(e)
 }
 
@@ -311,7 +327,9 @@ func (nftDUT) Alive(_ context.Context, e *Env) error {
 	return forwarding(e)
 }
 
-func (n *nftDUT) Teardown(e *Env) error { return n.removeTables(e, nftTable) }
+func (n *nftDUT) Teardown(e *Env) error {
+	return errors.Join(n.apply(e, false), n.removeTables(e, nftTable))
+}
 
 // removeTables deletes the DUT's IPv4 and IPv6 tables called table,
 // puts the host's conntrack limits back and forgets the flows, so the

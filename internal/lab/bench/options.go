@@ -11,7 +11,10 @@ import (
 
 // Options are a run's parameters; zero fields take the defaults.
 type Options struct {
-	DUTs          []string      `json:"duts"`
+	DUTs []string `json:"duts"`
+	// Workers are worker CPU counts: each DUT that can runs once per
+	// count, 0 on the receiving CPU, N as NAME-wN (WorkerDUT)
+	Workers       []int         `json:"workers,omitempty"`
 	Duration      time.Duration `json:"trial_duration_ns"`
 	Sizes         []int         `json:"frame_sizes"`
 	Flows         []int         `json:"flows"`

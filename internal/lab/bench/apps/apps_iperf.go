@@ -51,7 +51,7 @@ func (r *appRun) throughput() (res []AppResult, err error) {
 	}
 	defer srv.Close()
 	modes := []string{""}
-	ms, switches := r.dut.(bench.ModeSwitcher)
+	ms, switches := bench.SwitchesMode(r.dut)
 	if switches {
 		modes = bench.XDPModes
 	}

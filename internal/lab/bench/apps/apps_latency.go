@@ -96,7 +96,7 @@ func (r *appRun) latency() (res []AppResult, err error) {
 // the senders' TSO and GSO off as the operator guide asks for it, then
 // puts the DUT back in native mode. Other DUTs have no such run.
 func (r *appRun) genericRR(p placement) (res []AppResult, err error) {
-	ms, ok := r.dut.(bench.ModeSwitcher)
+	ms, ok := bench.SwitchesMode(r.dut)
 	if !ok {
 		return nil, nil
 	}

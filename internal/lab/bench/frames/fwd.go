@@ -8,10 +8,13 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
 	"github.com/xlb-dev/xlb/internal/lab/netns"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/workers"
 	"github.com/xlb-dev/xlb/internal/xdpfrags"
 )
 
@@ -29,27 +32,34 @@ func NewFixedFwdDUT() bench.DUT { return &fwdDUT{fixed: true} }
 // scenarios). Fixed, every frame from the client goes to real 1, and
 // every frame from a real to the client.
 type fwdDUT struct {
-	fixed bool
-	objs  fwdObjects
-	links []link.Link
-	mode  string // XDP mode; "" is native
+	fixed   bool
+	objs    fwdObjects
+	links   []link.Link
+	mode    string // XDP mode; "" is native
+	workers []int  // worker CPUs (bench.WorkerDUT)
 }
 
 func (f *fwdDUT) Name() string {
 	if f.fixed {
-		return "xdp-fixed"
+		return bench.WorkersName("xdp-fixed", f.workers)
 	}
-	return "xdp-fwd"
+	return bench.WorkersName("xdp-fwd", f.workers)
 }
-func (*fwdDUT) Balances() bool { return false }
+
+// SetWorkers implements bench.WorkerDUT: the interfaces run
+// xdp_fwd_steer, the workers the forwarder.
+func (f *fwdDUT) SetWorkers(cpus []int) { f.workers = cpus }
+func (f *fwdDUT) Workers() []int        { return f.workers }
+func (*fwdDUT) Balances() bool          { return false }
 func (*fwdDUT) Target(e *bench.Env, v6, varyDst bool) netip.Addr {
 	return bench.RealTarget(e, v6, varyDst)
 }
 func (f *fwdDUT) Version(*bench.Env) string {
+	w := bench.WorkersVersion(f.workers, "xdp_fwd_steer and a cpumap, as xlb's workers")
 	if f.fixed {
-		return "bpf/bench/fwd.bpf.c xdp_fwd_fixed (a fixed next hop per port: MAC rewrite + devmap redirect)"
+		return "bpf/bench/fwd.bpf.c xdp_fwd_fixed (a fixed next hop per port: MAC rewrite + devmap redirect)" + w
 	}
-	return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)"
+	return "bpf/bench/fwd.bpf.c (bpf_fib_lookup + devmap redirect)" + w
 }
 
 func (f *fwdDUT) Alive(context.Context, *bench.Env) error {
@@ -65,8 +75,48 @@ func (f *fwdDUT) Alive(context.Context, *bench.Env) error {
 }
 
 func (f *fwdDUT) Setup(_ context.Context, e *bench.Env) error {
+	if len(f.workers) > 0 {
+		return f.setupWorkers(e)
+	}
 	if _, err := xdpfrags.LoadAndAssign(loadFwd, &f.objs); err != nil {
 		return fmt.Errorf("load xdp-fwd: %w", err)
+	}
+	return f.attach(e)
+}
+
+// fwdWorker is the name of the forwarder loaded as a cpumap program.
+const fwdWorker = "xdp_fwd_worker"
+
+// setupWorkers loads the forwarder with its copy for the workers' cpumap
+// entries, starts the workers, and attaches the steering program.
+func (f *fwdDUT) setupWorkers(e *bench.Env) error {
+	prog := fwdProgXdpFwd
+	if f.fixed {
+		prog = fwdProgXdpFwdFixed
+	}
+	possible, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	var objs struct {
+		fwdObjects
+		Worker *ebpf.Program `ebpf:"xdp_fwd_worker"`
+	}
+	load := func() (*ebpf.CollectionSpec, error) {
+		spec, err := loadFwd()
+		if err == nil {
+			err = workers.Prepare(spec, prog, fwdWorker, possible)
+		}
+		return spec, err
+	}
+	if _, err := xdpfrags.LoadAndAssign(load, &objs); err != nil {
+		return fmt.Errorf("load %s: %w", f.Name(), err)
+	}
+	f.objs = objs.fwdObjects
+	err = workers.Start(f.objs.SteerCpus, f.objs.SteerWorkers, loadbalancer.Workers{CPUs: f.workers}, objs.Worker)
+	objs.Worker.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return f.attach(e)
 }
@@ -84,6 +134,9 @@ func (f *fwdDUT) attach(e *bench.Env) error {
 			return err
 		}
 		prog = f.objs.XdpFwdFixed
+	}
+	if len(f.workers) > 0 {
+		prog = f.objs.XdpFwdSteer
 	}
 	return netns.Run(e.Topo.LB(), func() error {
 		for _, name := range e.Topo.LBInterfaces() {

@@ -13,6 +13,15 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type fwdBpfCpumapVal struct {
+	_       structs.HostLayout
+	Qsize   uint32
+	BpfProg struct {
+		_  structs.HostLayout
+		Fd int32
+	}
+}
+
 type fwdCsumScratch struct {
 	_     structs.HostLayout
 	Sum   uint64
@@ -27,6 +36,12 @@ type fwdFwdNextHop struct {
 	Smac    [6]uint8
 }
 
+type fwdSteerSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Cpu   [64]uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -34,8 +49,11 @@ const (
 	fwdMapCsumScratch  = "csum_scratch"
 	fwdMapFwdNext      = "fwd_next"
 	fwdMapFwdPorts     = "fwd_ports"
+	fwdMapSteerCpus    = "steer_cpus"
+	fwdMapSteerWorkers = "steer_workers"
 	fwdProgXdpFwd      = "xdp_fwd"
 	fwdProgXdpFwdFixed = "xdp_fwd_fixed"
+	fwdProgXdpFwdSteer = "xdp_fwd_steer"
 	fwdVarXlbFrags     = "xlb_frags"
 )
 
@@ -83,15 +101,18 @@ type fwdSpecs struct {
 type fwdProgramSpecs struct {
 	XdpFwd      *ebpf.ProgramSpec `ebpf:"xdp_fwd"`
 	XdpFwdFixed *ebpf.ProgramSpec `ebpf:"xdp_fwd_fixed"`
+	XdpFwdSteer *ebpf.ProgramSpec `ebpf:"xdp_fwd_steer"`
 }
 
 // fwdMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type fwdMapSpecs struct {
-	CsumScratch *ebpf.MapSpec `ebpf:"csum_scratch"`
-	FwdNext     *ebpf.MapSpec `ebpf:"fwd_next"`
-	FwdPorts    *ebpf.MapSpec `ebpf:"fwd_ports"`
+	CsumScratch  *ebpf.MapSpec `ebpf:"csum_scratch"`
+	FwdNext      *ebpf.MapSpec `ebpf:"fwd_next"`
+	FwdPorts     *ebpf.MapSpec `ebpf:"fwd_ports"`
+	SteerCpus    *ebpf.MapSpec `ebpf:"steer_cpus"`
+	SteerWorkers *ebpf.MapSpec `ebpf:"steer_workers"`
 }
 
 // fwdVariableSpecs contains global variables before they are loaded into the kernel.
@@ -121,9 +142,11 @@ func (o *fwdObjects) Close() error {
 //
 // It can be passed to loadFwdObjects or ebpf.CollectionSpec.LoadAndAssign.
 type fwdMaps struct {
-	CsumScratch *ebpf.Map `ebpf:"csum_scratch"`
-	FwdNext     *ebpf.Map `ebpf:"fwd_next"`
-	FwdPorts    *ebpf.Map `ebpf:"fwd_ports"`
+	CsumScratch  *ebpf.Map `ebpf:"csum_scratch"`
+	FwdNext      *ebpf.Map `ebpf:"fwd_next"`
+	FwdPorts     *ebpf.Map `ebpf:"fwd_ports"`
+	SteerCpus    *ebpf.Map `ebpf:"steer_cpus"`
+	SteerWorkers *ebpf.Map `ebpf:"steer_workers"`
 }
 
 func (m *fwdMaps) Close() error {
@@ -131,6 +154,8 @@ func (m *fwdMaps) Close() error {
 		m.CsumScratch,
 		m.FwdNext,
 		m.FwdPorts,
+		m.SteerCpus,
+		m.SteerWorkers,
 	)
 }
 
@@ -147,12 +172,14 @@ type fwdVariables struct {
 type fwdPrograms struct {
 	XdpFwd      *ebpf.Program `ebpf:"xdp_fwd"`
 	XdpFwdFixed *ebpf.Program `ebpf:"xdp_fwd_fixed"`
+	XdpFwdSteer *ebpf.Program `ebpf:"xdp_fwd_steer"`
 }
 
 func (p *fwdPrograms) Close() error {
 	return _FwdClose(
 		p.XdpFwd,
 		p.XdpFwdFixed,
+		p.XdpFwdSteer,
 	)
 }
 

@@ -5,6 +5,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,7 @@ func withDefaults(o bench.Options, scenario string) bench.Options {
 			o.DUTs = append(slices.Clone(bench.DUTNames), "sink")
 		}
 	}
+	o.DUTs = withWorkers(o.DUTs, o.Workers, scenario, o)
 	if o.Duration == 0 {
 		o.Duration = 10 * time.Second
 		if scenario == "multiflow" {
@@ -146,6 +148,11 @@ func validate(o bench.Options, scenario string) error {
 	if !slices.Contains(Scenarios, scenario) {
 		return fmt.Errorf("scenario %q: want one of %s", scenario, strings.Join(Scenarios, ", "))
 	}
+	for _, n := range o.Workers {
+		if n < 0 || n > runtime.NumCPU() {
+			return fmt.Errorf("%d workers: want 0 to %d (this machine's CPUs)", n, runtime.NumCPU())
+		}
+	}
 	if scenario == "apply" {
 		for _, n := range o.Services {
 			if n < 1 || n > 65536 {
@@ -173,6 +180,7 @@ func validate(o bench.Options, scenario string) error {
 		if _, err := NewDUT(d, scenario, o); err != nil {
 			return err
 		}
+		d, _ := bench.SplitWorkers(d)
 		if conn != slices.Contains(bench.ConnDUTNames, d) && (conn || !slices.Contains(bench.DUTNames, d) && d != "sink") {
 			want := bench.DUTNames
 			if conn {
