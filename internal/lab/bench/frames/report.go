@@ -113,6 +113,7 @@ func (r *Report) ppsTable(w io.Writer) {
 		}
 	}
 	r.answeredTable(w)
+	r.workersTable(w)
 	r.dramReads(w)
 }
 

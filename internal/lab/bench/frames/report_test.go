@@ -69,3 +69,30 @@ func TestFinalTrials(t *testing.T) {
 		t.Errorf("no final trials, and: %s", b.String())
 	}
 }
+
+// TestWorkersTable: a row per worker count of each DUT run with
+// workers, the round trip's packets in and out, the one-way rate beside.
+func TestWorkersTable(t *testing.T) {
+	r := &Report{Scenario: "pps", Options: bench.Options{DUTs: []string{"xlb", "xlb-w1", "nft"}, Flows: []int{1000}}}
+	r.Trials = []Trial{
+		{Role: "both", DUT: "xlb", Flows: 1000, Sent: 1000, TxPPS: 1e6, RxPPS: 1e6, ReturnPPS: 9e5, Returned: 900, Valid: true},
+		{Role: "max", DUT: "xlb-w1", Flows: 1000, RxPPS: 1.5e6, LossPct: 2, Valid: true},
+	}
+	var b bytes.Buffer
+	r.workersTable(&b)
+	for _, want := range []string{"## Worker scaling (the DPVS v1.9.2 UDP PPS table)",
+		"| xlb | 0 (receiving CPU) | 1000 | 2000000 | 1900000 | 1000000 | 900000 | 10.000 | | |",
+		"| xlb-w1 | 1 | 1000 | | | | | | 1500000 | 2.000 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "| nft") {
+		t.Errorf("nft ran with no workers and has a row:\n%s", b.String())
+	}
+	b.Reset()
+	(&Report{Options: bench.Options{DUTs: []string{"xlb"}, Flows: []int{1}}}).workersTable(&b)
+	if b.Len() != 0 {
+		t.Errorf("no DUT with workers, and: %s", b.String())
+	}
+}

@@ -20,7 +20,8 @@ import (
 // all --quick`, the CI smoke test): every DUT and table, tiny trials
 // and tables far below 1M entries. Trials are 50 ms unless set.
 var quickOptions = map[string]bench.Options{
-	"pps":         {Flows: []int{1, 1000}, Profile: true},
+	"pps": {Flows: []int{1, 1000}, Profile: true,
+		DUTs: []string{"xlb", "xdp-fwd", "xdp-fixed", "kernel", "nft", "xlb-w1", "nft-w1"}},
 	"frame-sizes": {Sizes: []int{64, 1518, traffic.IMIX}, FixedRate: 50_000},
 	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2, BestOf: 2, VerifyDuration: 50 * time.Millisecond},
 	"multiflow": {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2,

@@ -39,7 +39,8 @@ func TestSmokeEveryScenario(t *testing.T) {
 		want   []string
 		charts []string
 	}{
-		"pps": {[]string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |", "| xdp-fixed | 1000 |", "![flame-xlb.svg](flame-xlb.svg)",
+		"pps": {[]string{"## UDP PPS", "| xlb | 1000 |", "| nft | 1 |", "| xdp-fixed | 1000 |",
+			"## Worker scaling (the DPVS v1.9.2 UDP PPS table)", "| xlb-w1 | 1 | 1000 |", "| nft-w1 | 1 | 1 |", "![flame-xlb.svg](flame-xlb.svg)",
 			"## UDP PPS in both directions (the DPVS report's table)", "| kernel | 1000 | "},
 			[]string{"pps-vs-flows"}},
 		"frame-sizes": {[]string{"## Loss at a fixed offered rate", "| 1518 | kernel |", "100G line Mpps", "| IMIX | xlb |",
