@@ -23,6 +23,7 @@
  */
 #include "ep.h"
 #include "pace.h"
+#include "../lib/steer.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -389,4 +390,16 @@ int xdp_ep_send(struct xdp_md *ctx)
 		return send_fin(ctx, &t, c, now);
 	}
 	return XDP_ABORTED;
+}
+
+/* xdp_ep_client_steer is attached instead of xdp_ep_client when the DUT
+ * runs its data path on worker CPUs: answers then arrive on a worker's
+ * CPU, and a slot must be touched by one CPU only, its sender's, as on
+ * a NIC whose RSS returns a flow to the core that opened it (dperf).
+ * It hands every frame to the sender's CPU, whose cpumap entry runs
+ * xdp_ep_client (lib/steer.h). */
+SEC("xdp")
+int xdp_ep_client_steer(struct xdp_md *ctx)
+{
+	return steer(ctx);
 }

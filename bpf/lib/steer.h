@@ -20,6 +20,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <stdbool.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 

@@ -109,6 +109,9 @@ type connLab struct {
 
 // connSpec is what the endpoints of a trial do.
 type connSpec struct {
+	// senderCPU is the first sender's CPU: where the client's answers
+	// go when the DUT runs on workers (endpoint.ClientConfig.ReceiveOn)
+	senderCPU         int
 	slots             int
 	requestSize       int
 	responseSize      int
@@ -171,6 +174,9 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 		Ports: min(clientPortsPerIP, s.slots), Slots: s.slots,
 		Dst:         netip.AddrPortFrom(dut.Target(e, false, false), endpointPort),
 		RequestSize: s.requestSize, Keepalive: s.keepalive, KeepaliveInterval: s.keepaliveInterval}
+	if w, ok := dut.(bench.WorkerDUT); ok && len(w.Workers()) > 0 {
+		cl.cfg.ReceiveOn = []int{s.senderCPU}
+	}
 	if cl.client, err = endpoint.NewClient(cl.cfg); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func (r *Runner) connScenarioFor(ctx context.Context, dut bench.DUT) error {
 	o := r.opts
 	switch r.scenario {
 	case "cps":
-		cl, err := newConnLab(r.env, dut, connSpec{slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
+		cl, err := newConnLab(r.env, dut, connSpec{senderCPU: o.CPUs[0], slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
 		if err != nil {
 			return err
 		}
@@ -149,7 +149,7 @@ func (r *Runner) openTrial(ctx context.Context, cl *connLab, role string, cores 
 // reads what the DUT holds for them.
 func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
 	o := r.opts
-	cl, err := newConnLab(r.env, dut, connSpec{slots: n, requestSize: o.PayloadSize, responseSize: o.PayloadSize,
+	cl, err := newConnLab(r.env, dut, connSpec{senderCPU: o.CPUs[0], slots: n, requestSize: o.PayloadSize, responseSize: o.PayloadSize,
 		keepalive: true, keepaliveInterval: o.Keepalive})
 	if err != nil {
 		return err
@@ -221,7 +221,7 @@ func (r *Runner) holdConns(ctx context.Context, dut bench.DUT, n int) error {
 // (many connections).
 func (r *Runner) backToBack(ctx context.Context, dut bench.DUT, role string, conns, size int) error {
 	o := r.opts
-	cl, err := newConnLab(r.env, dut, connSpec{slots: conns, requestSize: size, responseSize: size, keepalive: true})
+	cl, err := newConnLab(r.env, dut, connSpec{senderCPU: o.CPUs[0], slots: conns, requestSize: size, responseSize: size, keepalive: true})
 	if err != nil {
 		return err
 	}

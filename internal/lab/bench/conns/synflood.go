@@ -115,7 +115,7 @@ func (r *Runner) FloodCeiling(ctx context.Context) error {
 // synFlood runs the four phases through dut.
 func (r *Runner) synFlood(ctx context.Context, dut bench.DUT) error {
 	o := r.opts
-	cl, err := newConnLab(r.env, dut, connSpec{slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
+	cl, err := newConnLab(r.env, dut, connSpec{senderCPU: o.CPUs[0], slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
 	if err != nil {
 		return err
 	}

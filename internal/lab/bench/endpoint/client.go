@@ -15,6 +15,8 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/xlb-dev/xlb/internal/lab/xdpsend"
+	"github.com/xlb-dev/xlb/internal/loadbalancer"
+	"github.com/xlb-dev/xlb/internal/workers"
 )
 
 // Job is what a run of the client's sender does with each slot it
@@ -56,6 +58,11 @@ type ClientConfig struct {
 	KeepaliveInterval time.Duration
 	RTO               time.Duration // retransmission timeout (default 200ms)
 	MaxRetries        int           // retransmissions before a timeout (default 3)
+	// ReceiveOn, when set, is the sender's CPU: every answer is
+	// processed there (xdp_ep_client_steer), as it must when the DUT's
+	// data path runs on worker CPUs, since a slot is touched by one CPU
+	// only. One CPU: a sender each would need the slot's owner.
+	ReceiveOn []int
 }
 
 func (c *ClientConfig) check() error {
@@ -80,6 +87,8 @@ func (c *ClientConfig) check() error {
 		return fmt.Errorf("RTO %v, %d retries: want at least 1ms and 0 to 255 retries", c.RTO, c.MaxRetries)
 	case c.KeepaliveInterval < 0:
 		return fmt.Errorf("keepalive interval %v: want 0 or more", c.KeepaliveInterval)
+	case len(c.ReceiveOn) > 1:
+		return fmt.Errorf("answers steered to CPUs %v: one sender's CPU at most", c.ReceiveOn)
 	}
 	last := c.Src.As4()
 	n := uint32(last[0])<<24 | uint32(last[1])<<16 | uint32(last[2])<<8 | uint32(last[3])
@@ -142,7 +151,12 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	spec.Maps["ep_conns"].MaxEntries = uint32(cfg.Slots)
 	c := &Client{cfg: cfg, frame: make([]byte, 54+cfg.RequestSize), next: map[int]uint32{}}
-	if err := spec.LoadAndAssign(&c.objs, nil); err != nil {
+	if len(cfg.ReceiveOn) > 0 {
+		err = c.loadSteered(spec)
+	} else {
+		err = spec.LoadAndAssign(&c.objs, nil)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("load client endpoint: %w", err)
 	}
 	if err := c.configure(Open); err != nil {
@@ -194,9 +208,40 @@ func be32(a netip.Addr) uint32 {
 
 func be16(p uint16) uint16 { return p>>8 | p<<8 }
 
-// Attach attaches the answering program to ifname in namespace ns.
+// loadSteered loads the client with xdp_ep_client as the cpumap
+// program of the sender's CPU (ClientConfig.ReceiveOn).
+func (c *Client) loadSteered(spec *ebpf.CollectionSpec) error {
+	possible, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	if err := workers.Prepare(spec, epClientProgXdpEpClient, "xdp_ep_client_w", possible); err != nil {
+		return err
+	}
+	var objs struct {
+		epClientObjects
+		Worker *ebpf.Program `ebpf:"xdp_ep_client_w"`
+	}
+	if err := spec.LoadAndAssign(&objs, nil); err != nil {
+		return err
+	}
+	c.objs = objs.epClientObjects
+	err = workers.Start(c.objs.SteerCpus, c.objs.SteerWorkers, loadbalancer.Workers{CPUs: c.cfg.ReceiveOn}, objs.Worker)
+	objs.Worker.Close()
+	if err != nil {
+		c.objs.Close()
+	}
+	return err
+}
+
+// Attach attaches the answering program to ifname in namespace ns
+// (the steering program with ClientConfig.ReceiveOn).
 func (c *Client) Attach(ns, ifname string) error {
-	l, err := attach(c.objs.XdpEpClient, ns, ifname)
+	prog := c.objs.XdpEpClient
+	if len(c.cfg.ReceiveOn) > 0 {
+		prog = c.objs.XdpEpClientSteer
+	}
+	l, err := attach(prog, ns, ifname)
 	if err != nil {
 		return fmt.Errorf("client endpoint: %w", err)
 	}

@@ -13,6 +13,15 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type epClientBpfCpumapVal struct {
+	_       structs.HostLayout
+	Qsize   uint32
+	BpfProg struct {
+		_  structs.HostLayout
+		Fd int32
+	}
+}
+
 type epClientEpClientCfg struct {
 	_     structs.HostLayout
 	First struct {
@@ -86,17 +95,26 @@ type epClientEpSender struct {
 	Pad  uint32
 }
 
+type epClientSteerSet struct {
+	_     structs.HostLayout
+	Count uint32
+	Cpu   [64]uint32
+}
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	epClientMapEpClientStats  = "ep_client_stats"
-	epClientMapEpConns        = "ep_conns"
-	epClientMapEpHists        = "ep_hists"
-	epClientMapEpSenders      = "ep_senders"
-	epClientProgXdpEpClient   = "xdp_ep_client"
-	epClientProgXdpEpSend     = "xdp_ep_send"
-	epClientVarEpClientConfig = "ep_client_config"
+	epClientMapEpClientStats     = "ep_client_stats"
+	epClientMapEpConns           = "ep_conns"
+	epClientMapEpHists           = "ep_hists"
+	epClientMapEpSenders         = "ep_senders"
+	epClientMapSteerCpus         = "steer_cpus"
+	epClientMapSteerWorkers      = "steer_workers"
+	epClientProgXdpEpClient      = "xdp_ep_client"
+	epClientProgXdpEpClientSteer = "xdp_ep_client_steer"
+	epClientProgXdpEpSend        = "xdp_ep_send"
+	epClientVarEpClientConfig    = "ep_client_config"
 )
 
 // loadEpClient returns the embedded CollectionSpec for epClient.
@@ -141,8 +159,9 @@ type epClientSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type epClientProgramSpecs struct {
-	XdpEpClient *ebpf.ProgramSpec `ebpf:"xdp_ep_client"`
-	XdpEpSend   *ebpf.ProgramSpec `ebpf:"xdp_ep_send"`
+	XdpEpClient      *ebpf.ProgramSpec `ebpf:"xdp_ep_client"`
+	XdpEpClientSteer *ebpf.ProgramSpec `ebpf:"xdp_ep_client_steer"`
+	XdpEpSend        *ebpf.ProgramSpec `ebpf:"xdp_ep_send"`
 }
 
 // epClientMapSpecs contains maps before they are loaded into the kernel.
@@ -153,6 +172,8 @@ type epClientMapSpecs struct {
 	EpConns       *ebpf.MapSpec `ebpf:"ep_conns"`
 	EpHists       *ebpf.MapSpec `ebpf:"ep_hists"`
 	EpSenders     *ebpf.MapSpec `ebpf:"ep_senders"`
+	SteerCpus     *ebpf.MapSpec `ebpf:"steer_cpus"`
+	SteerWorkers  *ebpf.MapSpec `ebpf:"steer_workers"`
 }
 
 // epClientVariableSpecs contains global variables before they are loaded into the kernel.
@@ -186,6 +207,8 @@ type epClientMaps struct {
 	EpConns       *ebpf.Map `ebpf:"ep_conns"`
 	EpHists       *ebpf.Map `ebpf:"ep_hists"`
 	EpSenders     *ebpf.Map `ebpf:"ep_senders"`
+	SteerCpus     *ebpf.Map `ebpf:"steer_cpus"`
+	SteerWorkers  *ebpf.Map `ebpf:"steer_workers"`
 }
 
 func (m *epClientMaps) Close() error {
@@ -194,6 +217,8 @@ func (m *epClientMaps) Close() error {
 		m.EpConns,
 		m.EpHists,
 		m.EpSenders,
+		m.SteerCpus,
+		m.SteerWorkers,
 	)
 }
 
@@ -208,13 +233,15 @@ type epClientVariables struct {
 //
 // It can be passed to loadEpClientObjects or ebpf.CollectionSpec.LoadAndAssign.
 type epClientPrograms struct {
-	XdpEpClient *ebpf.Program `ebpf:"xdp_ep_client"`
-	XdpEpSend   *ebpf.Program `ebpf:"xdp_ep_send"`
+	XdpEpClient      *ebpf.Program `ebpf:"xdp_ep_client"`
+	XdpEpClientSteer *ebpf.Program `ebpf:"xdp_ep_client_steer"`
+	XdpEpSend        *ebpf.Program `ebpf:"xdp_ep_send"`
 }
 
 func (p *epClientPrograms) Close() error {
 	return _EpClientClose(
 		p.XdpEpClient,
+		p.XdpEpClientSteer,
 		p.XdpEpSend,
 	)
 }

@@ -86,6 +86,11 @@ func validateConn(o bench.Options) error {
 		if c < 1 || c > len(o.CPUs) {
 			return fmt.Errorf("cores %d: want 1 to %d (the --cpus given)", c, len(o.CPUs))
 		}
+		for _, d := range o.DUTs {
+			if _, n := bench.SplitWorkers(d); n > 0 && c > 1 {
+				return fmt.Errorf("DUT %s with --cores %d: a DUT with workers takes one sender core (the client's answers go back to its CPU)", d, c)
+			}
+		}
 	}
 	for _, n := range o.Conns {
 		if n < 1 || n > endpoint.MaxSlots {
