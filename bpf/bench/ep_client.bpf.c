@@ -258,8 +258,7 @@ static __always_inline int answer(struct xdp_md *ctx, const struct ep_seg *s,
 	return XDP_DROP;
 }
 
-SEC("xdp")
-int xdp_ep_client(struct xdp_md *ctx)
+static __always_inline int ep_client_answer(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -392,12 +391,31 @@ int xdp_ep_send(struct xdp_md *ctx)
 	return XDP_ABORTED;
 }
 
+SEC("xdp")
+int xdp_ep_client(struct xdp_md *ctx)
+{
+	return ep_client_answer(ctx);
+}
+
+/* xdp_ep_client_worker is xdp_ep_client for a cpumap entry, which takes
+ * no XDP_TX: an answer leaves by a redirect to the interface the frame
+ * came in on. */
+SEC("xdp")
+int xdp_ep_client_worker(struct xdp_md *ctx)
+{
+	int verdict = ep_client_answer(ctx);
+
+	if (verdict == XDP_TX)
+		return bpf_redirect(ctx->ingress_ifindex, 0);
+	return verdict;
+}
+
 /* xdp_ep_client_steer is attached instead of xdp_ep_client when the DUT
  * runs its data path on worker CPUs: answers then arrive on a worker's
  * CPU, and a slot must be touched by one CPU only, its sender's, as on
  * a NIC whose RSS returns a flow to the core that opened it (dperf).
  * It hands every frame to the sender's CPU, whose cpumap entry runs
- * xdp_ep_client (lib/steer.h). */
+ * xdp_ep_client_worker (lib/steer.h). */
 SEC("xdp")
 int xdp_ep_client_steer(struct xdp_md *ctx)
 {

@@ -208,14 +208,14 @@ func be32(a netip.Addr) uint32 {
 
 func be16(p uint16) uint16 { return p>>8 | p<<8 }
 
-// loadSteered loads the client with xdp_ep_client as the cpumap
-// program of the sender's CPU (ClientConfig.ReceiveOn).
+// loadSteered loads the client with xdp_ep_client_worker as the
+// cpumap program of the sender's CPU (ClientConfig.ReceiveOn).
 func (c *Client) loadSteered(spec *ebpf.CollectionSpec) error {
 	possible, err := ebpf.PossibleCPU()
 	if err != nil {
 		return err
 	}
-	if err := workers.Prepare(spec, epClientProgXdpEpClient, "xdp_ep_client_w", possible); err != nil {
+	if err := workers.Prepare(spec, epClientProgXdpEpClientWorker, "xdp_ep_client_w", possible); err != nil {
 		return err
 	}
 	var objs struct {

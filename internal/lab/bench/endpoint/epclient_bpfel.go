@@ -105,16 +105,17 @@ type epClientSteerSet struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	epClientMapEpClientStats     = "ep_client_stats"
-	epClientMapEpConns           = "ep_conns"
-	epClientMapEpHists           = "ep_hists"
-	epClientMapEpSenders         = "ep_senders"
-	epClientMapSteerCpus         = "steer_cpus"
-	epClientMapSteerWorkers      = "steer_workers"
-	epClientProgXdpEpClient      = "xdp_ep_client"
-	epClientProgXdpEpClientSteer = "xdp_ep_client_steer"
-	epClientProgXdpEpSend        = "xdp_ep_send"
-	epClientVarEpClientConfig    = "ep_client_config"
+	epClientMapEpClientStats      = "ep_client_stats"
+	epClientMapEpConns            = "ep_conns"
+	epClientMapEpHists            = "ep_hists"
+	epClientMapEpSenders          = "ep_senders"
+	epClientMapSteerCpus          = "steer_cpus"
+	epClientMapSteerWorkers       = "steer_workers"
+	epClientProgXdpEpClient       = "xdp_ep_client"
+	epClientProgXdpEpClientSteer  = "xdp_ep_client_steer"
+	epClientProgXdpEpClientWorker = "xdp_ep_client_worker"
+	epClientProgXdpEpSend         = "xdp_ep_send"
+	epClientVarEpClientConfig     = "ep_client_config"
 )
 
 // loadEpClient returns the embedded CollectionSpec for epClient.
@@ -159,9 +160,10 @@ type epClientSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type epClientProgramSpecs struct {
-	XdpEpClient      *ebpf.ProgramSpec `ebpf:"xdp_ep_client"`
-	XdpEpClientSteer *ebpf.ProgramSpec `ebpf:"xdp_ep_client_steer"`
-	XdpEpSend        *ebpf.ProgramSpec `ebpf:"xdp_ep_send"`
+	XdpEpClient       *ebpf.ProgramSpec `ebpf:"xdp_ep_client"`
+	XdpEpClientSteer  *ebpf.ProgramSpec `ebpf:"xdp_ep_client_steer"`
+	XdpEpClientWorker *ebpf.ProgramSpec `ebpf:"xdp_ep_client_worker"`
+	XdpEpSend         *ebpf.ProgramSpec `ebpf:"xdp_ep_send"`
 }
 
 // epClientMapSpecs contains maps before they are loaded into the kernel.
@@ -233,15 +235,17 @@ type epClientVariables struct {
 //
 // It can be passed to loadEpClientObjects or ebpf.CollectionSpec.LoadAndAssign.
 type epClientPrograms struct {
-	XdpEpClient      *ebpf.Program `ebpf:"xdp_ep_client"`
-	XdpEpClientSteer *ebpf.Program `ebpf:"xdp_ep_client_steer"`
-	XdpEpSend        *ebpf.Program `ebpf:"xdp_ep_send"`
+	XdpEpClient       *ebpf.Program `ebpf:"xdp_ep_client"`
+	XdpEpClientSteer  *ebpf.Program `ebpf:"xdp_ep_client_steer"`
+	XdpEpClientWorker *ebpf.Program `ebpf:"xdp_ep_client_worker"`
+	XdpEpSend         *ebpf.Program `ebpf:"xdp_ep_send"`
 }
 
 func (p *epClientPrograms) Close() error {
 	return _EpClientClose(
 		p.XdpEpClient,
 		p.XdpEpClientSteer,
+		p.XdpEpClientWorker,
 		p.XdpEpSend,
 	)
 }
