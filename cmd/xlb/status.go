@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -59,6 +60,13 @@ func writeStatus(w io.Writer, st api.Status) {
 		buffers = "multi-buffer XDP (jumbo frames in native mode)"
 	}
 	line("Interfaces", "%s; %s", strings.Join(ifs, ", "), buffers)
+	if len(st.WorkerCPUs) > 0 {
+		cpus := make([]string, len(st.WorkerCPUs))
+		for i, c := range st.WorkerCPUs {
+			cpus[i] = strconv.Itoa(c)
+		}
+		line("Workers", "CPUs %s, each flow steered to one", strings.Join(cpus, ","))
+	}
 	line("Services", "%d (%d tcp, %d udp)", st.Services.Total, st.Services.TCP, st.Services.UDP)
 	r := st.Reals
 	line("Reals", "%d: %d up, %d down, %d unresolved, %d drained", r.Total, r.Up, r.Down, r.Unresolved, r.Drained)

@@ -22,6 +22,10 @@ type DaemonInfo struct {
 	// MultiBuffer: the program takes frames of several buffers (jumbo
 	// frames in native mode).
 	MultiBuffer bool `json:"multi_buffer"`
+	// WorkerCPUs are the CPUs the balancer runs on behind the steering
+	// program (the configuration's workers; none: where frames are
+	// received).
+	WorkerCPUs []int `json:"worker_cpus,omitempty"`
 	// HostWarnings are what the daemon found wrong with its host, e.g. a
 	// pin path on a bpffs private to its mount namespace.
 	HostWarnings []string `json:"host_warnings,omitempty"`

@@ -28,7 +28,7 @@ func (d *Daemon) Daemon() api.DaemonInfo {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	info := api.DaemonInfo{Started: d.started, ConfigPath: d.opts.ConfigPath, PinPath: d.opts.PinPath, FileRevision: d.fileRevision,
-		MultiBuffer: d.dp.MultiBuffer(), HostWarnings: append([]string(nil), d.hostWarnings...)}
+		MultiBuffer: d.dp.MultiBuffer(), WorkerCPUs: d.dp.WorkerCPUs(), HostWarnings: append([]string(nil), d.hostWarnings...)}
 	for _, name := range d.cur.Interfaces {
 		info.Interfaces = append(info.Interfaces, api.Interface{Name: name, Mode: d.cur.Mode.String()})
 	}

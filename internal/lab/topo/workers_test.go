@@ -33,6 +33,9 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 	assertSteering("at start")
+	if st, err := d.Client().Status(ctx); err != nil || len(st.WorkerCPUs) != len(cpus) {
+		t.Errorf("status: worker CPUs %v (%v), want %d", st.WorkerCPUs, err, len(cpus))
+	}
 	if seen := answeredBy(t, ctx, topo, 9); len(seen) != topo.Reals {
 		t.Errorf("9 connections through the workers reached %v, want all %d reals", seen, topo.Reals)
 	}
