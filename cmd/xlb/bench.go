@@ -161,6 +161,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.DurationVar(&o.Keepalive, "keepalive", 0, "cc: interval between a connection's requests (default 1m)")
 	f.IntVar(&o.ConnTable, "conn-table", 0, "the xlb DUT's IPv4 connection table, in connections (default: cps 4194304, cc the most --conns, else 1048576)")
 	f.Float64Var(&o.OpenRate, "open-rate", 0, "cc: connections opened per second (default 100000); synflood: legitimate connections per second (default 20000)")
+	f.IntSliceVar(&o.PayloadSizes, "payload-sizes", nil, "cps: a search per request and response size; http: a wrk run per body size with a connection per request (WARP17's size sweep)")
 	f.IntVar(&o.PayloadSize, "payload-size", 0, "XDP endpoints: request and response payload bytes (default 64; throughput 800, latency and cps 1)")
 	f.IntVar(&o.Reals, "reals", 0, "real servers (default 2; cps 8, as the DPVS report)")
 	f.StringVar(&o.LabName, "lab-name", "xlbbench", "name of the bench lab's namespaces")

@@ -34,7 +34,11 @@ type Options struct {
 	Keepalive     time.Duration `json:"keepalive_ns,omitempty"`
 	OpenRate      float64       `json:"open_rate_cps,omitempty"` // cc: how fast connections are opened
 	PayloadSize   int           `json:"payload_size,omitempty"`  // XDP endpoints: request and response bytes
-	ConnTable     int           `json:"conn_table,omitempty"`    // the xlb DUT's IPv4 connection table (0: the scenario's)
+	// PayloadSizes sweep the request and response size, a search or
+	// test each (WARP17's charts): cps's XDP endpoints, http's bodies
+	// with a connection per request
+	PayloadSizes []int `json:"payload_sizes,omitempty"`
+	ConnTable    int   `json:"conn_table,omitempty"` // the xlb DUT's IPv4 connection table (0: the scenario's)
 	// BestOf searches each rfc2544 and multiflow cell this many times,
 	// the best counting (VSPERF's N; 0 or 1: once)
 	BestOf int `json:"best_of,omitempty"`

@@ -40,6 +40,12 @@ type AppResult struct {
 	P99Us       float64 `json:"p99_us,omitempty"`
 	MaxUs       float64 `json:"max_us,omitempty"`
 	Retransmits uint64  `json:"retransmits,omitempty"`
+	// PayloadSize is the body's bytes of a size sweep's test (http,
+	// WARP17's charts)
+	PayloadSize int `json:"payload_size,omitempty"`
+	// Links are the DUT's and the client's packet and bit rates during
+	// the test, where it reads them (the size sweep)
+	Links *bench.LinkRates `json:"links,omitempty"`
 	// RetransmitsPerSec is Retransmits over the test's time, as the
 	// Arion report gives them
 	RetransmitsPerSec float64 `json:"retransmits_per_s,omitempty"`
@@ -64,6 +70,9 @@ type AppOptions struct {
 	Trials int
 	// RedisTests are redis-benchmark's tests (-t; default RedisTests)
 	RedisTests []string
+	// PayloadSizes are http's body sizes of the sweep with a connection
+	// per request (WARP17's HTTP charts; none: no sweep)
+	PayloadSizes []int
 }
 
 // AppScenarios are the scenarios RunApp runs.

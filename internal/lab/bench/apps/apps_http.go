@@ -3,18 +3,23 @@
 package apps
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
 )
 
 // wrkConnections is wrk's connection count (-c), on one thread (-t1).
 const wrkConnections = 32
 
 // nginxConfig serves a short fixed answer on port from a process of its
-// own (daemon off, one worker) with every file in dir.
+// own (daemon off, one worker) with every file in dir, and the files of
+// dir/www under /b/ (the size sweep's bodies).
 func nginxConfig(dir string, port int) string {
 	return fmt.Sprintf(`daemon off;
 worker_processes 1;
@@ -33,6 +38,7 @@ http {
     server {
         listen %[2]d backlog=4096;
         location / { return 200 "xlb bench\n"; }
+        location /b/ { root %[1]s/www; }
     }
 }
 `, dir, port)
@@ -57,6 +63,9 @@ func (r *appRun) http() ([]AppResult, error) {
 		dir := filepath.Join(r.dir, fmt.Sprintf("nginx-real%d", i))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("nginx directory: %w", err)
+		}
+		if err := writeBodies(dir, r.o.PayloadSizes); err != nil {
+			return nil, err
 		}
 		conf := filepath.Join(dir, "nginx.conf")
 		if err := os.WriteFile(conf, []byte(nginxConfig(dir, appPortHTTP)), 0o644); err != nil {
@@ -83,7 +92,66 @@ func (r *appRun) http() ([]AppResult, error) {
 	}
 	a.Command = commandLine("wrk", args[:4]) + " -s wrk-cdf.lua " + args[len(args)-1]
 	r.progress("wrk: %.0f req/s, p50 %.0f µs, p99 %.0f µs, %d errors", a.Rate, a.P50Us, a.P99Us, a.Errors)
-	return []AppResult{a}, r.stopAll()
+	res := []AppResult{a}
+	for _, size := range r.o.PayloadSizes {
+		s, err := r.httpSetup(script, size)
+		if err != nil {
+			return res, errors.Join(err, r.stopAll())
+		}
+		res = append(res, s)
+	}
+	return res, r.stopAll()
+}
+
+// writeBodies writes dir/www/b/SIZE, a body of each size.
+func writeBodies(dir string, sizes []int) error {
+	www := filepath.Join(dir, "www", "b")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return fmt.Errorf("nginx bodies: %w", err)
+	}
+	for _, n := range sizes {
+		body := strings.Repeat("x", n)
+		if err := os.WriteFile(filepath.Join(www, strconv.Itoa(n)), []byte(body), 0o644); err != nil {
+			return fmt.Errorf("nginx body of %d bytes: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// httpSetup is one test of the size sweep: wrk asks for a body of size
+// bytes on a connection of its own each time (Connection: close: the
+// server closes), as WARP17's HTTP sessions, and the links' counters
+// give the packets and bits around it.
+func (r *appRun) httpSetup(script string, size int) (AppResult, error) {
+	clientIf := "c0"
+	if r.dut.Name() == "direct" {
+		clientIf = bench.DirectClientIf
+	}
+	before, err := r.e.ReadLinks(clientIf)
+	if err != nil {
+		return AppResult{}, err
+	}
+	start := time.Now()
+	args := []string{"-t1", fmt.Sprintf("-c%d", wrkConnections), fmt.Sprintf("-d%ds", r.seconds()), "--latency", "-s", script,
+		"-H", "Connection: close", fmt.Sprintf("http://%s:%d/b/%d", r.target, appPortHTTP, size)}
+	r.progress("wrk, a connection per request, %d-byte bodies, to %s for %d s", size, r.target, r.seconds())
+	out, err := r.client("wrk", args...)
+	if err != nil {
+		return AppResult{}, err
+	}
+	after, err := r.e.ReadLinks(clientIf)
+	if err != nil {
+		return AppResult{}, err
+	}
+	a, err := parseWrk(out)
+	if err != nil {
+		return AppResult{}, fmt.Errorf("wrk to %s: %w", r.target, err)
+	}
+	links := after.RatesOver(before, time.Since(start))
+	a.Test, a.PayloadSize, a.Links = fmt.Sprintf("HTTP GET %d B, a connection each", size), size, &links
+	a.Command = commandLine("wrk", args[:4]) + " -s wrk-cdf.lua -H 'Connection: close' " + args[len(args)-1]
+	r.progress("wrk: %.0f connections/s, %d errors", a.Rate, a.Errors)
+	return a, nil
 }
 
 // parseWrk reads wrk --latency output: Requests/sec, the latency
@@ -181,4 +249,30 @@ func wrkDuration(s string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("latency %q: unknown unit", s)
+}
+
+// writeSetupSweep is WARP17's HTTP charts as a table: for each DUT and
+// body size, connections a second (one request each) and the client's
+// packets and bits a second.
+func writeSetupSweep(b *strings.Builder, results []AppResult) {
+	_, duts := appOrder(results)
+	var rows []string
+	for _, d := range duts {
+		for _, a := range results {
+			if a.Config() != d || a.PayloadSize == 0 || a.Links == nil {
+				continue
+			}
+			l := a.Links
+			rows = append(rows, fmt.Sprintf("| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %d |", d, a.PayloadSize, a.Rate,
+				l.ClientTxPPS, l.ClientRxPPS, l.ClientTxBits/1e6, l.ClientRxBits/1e6, a.Errors))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## HTTP setup rate and packets against the body size (the WARP17 HTTP charts)\n\n"+
+		"wrk, 1 thread, %d connections, each GET on a connection of its own (Connection: close), nginx answering a body of "+
+		"the size; the client's packets and bits a second over the test.\n\n"+
+		"| DUT | body B | sessions/s | client pktTx/s | client pktRx/s | client Mbps Tx | client Mbps Rx | errors |\n"+
+		"|---|---:|---:|---:|---:|---:|---:|---:|\n%s\n\n", wrkConnections, strings.Join(rows, "\n"))
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench"
 )
 
 // The samples are real output of the tools on Debian 12 (sockperf 3.7,
@@ -390,4 +392,29 @@ func equalApp(a, b AppResult) bool {
 	return a.Test == b.Test && a.Unit == b.Unit && near(a.Rate, b.Rate) && near(a.MeanUs, b.MeanUs) &&
 		near(a.P50Us, b.P50Us) && near(a.P90Us, b.P90Us) && near(a.P95Us, b.P95Us) && near(a.P99Us, b.P99Us) &&
 		near(a.MaxUs, b.MaxUs) && a.Errors == b.Errors && a.Retransmits == b.Retransmits && slices.Equal(a.CDFUs, b.CDFUs)
+}
+
+// TestSetupSweepTable: a row per DUT and body size of the sweep, with
+// the client's rates; the keep-alive test has none.
+func TestSetupSweepTable(t *testing.T) {
+	links := &bench.LinkRates{ClientTxPPS: 50000, ClientRxPPS: 60000, ClientTxBits: 20e6, ClientRxBits: 90e6}
+	results := []AppResult{
+		{Test: "wrk", DUT: "xlb", Rate: 90000},
+		{Test: "HTTP GET 64 B, a connection each", DUT: "xlb", Rate: 8000, PayloadSize: 64, Links: links, Errors: 2},
+		{Test: "HTTP GET 64 B, a connection each", DUT: "direct", Rate: 9000, PayloadSize: 64, Links: links},
+	}
+	var b strings.Builder
+	writeSetupSweep(&b, results)
+	for _, want := range []string{"(the WARP17 HTTP charts)",
+		"| direct | 64 | 9000 | 50000 | 60000 | 20.0 | 90.0 | 0 |",
+		"| xlb | 64 | 8000 | 50000 | 60000 | 20.0 | 90.0 | 2 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	writeSetupSweep(&b, results[:1])
+	if b.Len() != 0 {
+		t.Errorf("no sweep, and a table:\n%s", b.String())
+	}
 }

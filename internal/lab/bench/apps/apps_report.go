@@ -110,6 +110,9 @@ func WriteAppTables(w io.Writer, scenario string, results []AppResult) error {
 	if scenario == "latency" {
 		writeArionRRTable(&b, results)
 	}
+	if scenario == "http" {
+		writeSetupSweep(&b, results)
+	}
 	cols := appColumns(scenario)
 	fmt.Fprintf(&b, "## %s\n\n| test | DUT |", title)
 	align := "|---|---|"

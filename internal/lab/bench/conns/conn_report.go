@@ -154,18 +154,18 @@ func (r *Report) WriteTables(w io.Writer) error {
 		r.writeSynFlood(w)
 	case "cps":
 		fmt.Fprintln(w, "## Connection rate (the DPVS CPS table): highest rate with no connection error")
-		fmt.Fprintf(w, "\nEach connection: SYN, SYN-ACK, ACK + %d-byte request, %d-byte response, FIN, FIN-ACK, ACK (XDP endpoints). Binary search as RFC 2544, errors = RSTs + timeouts + retransmissions + unexpected segments + slots still busy.\n\n", r.Options.PayloadSize, r.Options.PayloadSize)
+		fmt.Fprintf(w, "\nEach connection: SYN, SYN-ACK, ACK + request, response, FIN, FIN-ACK, ACK (XDP endpoints), request and response of the payload column's bytes. Binary search as RFC 2544, errors = RSTs + timeouts + retransmissions + unexpected segments + slots still busy.\n\n")
 		fmt.Fprintf(w, "The rate counts when %d verification trials in a row pass at it; a failure steps it down %.0f%%. "+
 			"DUT columns: packets and bytes per second into and out of every balancer interface, and the connections in its table "+
 			"after the last verification; client columns: its interface's packets and bits per second and the frames its link "+
 			"dropped, in the same trial. Rates are the frames of the trial's connections over the trial's duration.\n\n", cpsVerifications, 100*bench.VerifyStep)
 		fmt.Fprintln(w, "| DUT | cores | cps | verified | ipackets/pps | opackets/pps | ibytes/Bps | obytes/Bps | connections | "+
-			"client pktRx/s | client pktTx/s | client bitsRx/s | client bitsTx/s | client drops | max offered CPS | errors at max % | ratio |")
-		fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-		rate := func(cores int) func(string) (float64, bool) {
+			"client pktRx/s | client pktTx/s | client bitsRx/s | client bitsTx/s | client drops | max offered CPS | errors at max % | ratio | payload B |")
+		fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+		rate := func(cores, size int) func(string) (float64, bool) {
 			return func(d string) (float64, bool) {
 				for _, o := range r.ConnSearches {
-					if o.DUT == d && o.Cores == cores {
+					if o.DUT == d && o.Cores == cores && o.PayloadSize == size {
 						return o.RatePPS, true
 					}
 				}
@@ -184,16 +184,17 @@ func (r *Report) WriteTables(w io.Writer) error {
 			if s.StepsDown > 0 {
 				verified += fmt.Sprintf(" (stepped down %d times)", s.StepsDown)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.2f |%s |\n",
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.0f | %.0f | %.0f | %d | %.0f | %.2f |%s | %d |\n",
 				s.DUT, s.Cores, s.RatePPS, verified, l.DUTInPPS, l.DUTOutPPS, l.DUTInBps, l.DUTOutBps, s.Held,
 				l.ClientRxPPS, l.ClientTxPPS, l.ClientRxBits, l.ClientTxBits, l.ClientDropped, s.MaxPPS, s.LossAtMaxPct,
-				base(s.DUT, rate(s.Cores)))
+				base(s.DUT, rate(s.Cores, s.PayloadSize)), s.PayloadSize)
 		}
+		r.payloadSweep(w)
 		for _, s := range r.ConnSearches {
 			if s.DUT != "xlb" {
 				continue
 			}
-			if fwd, ok := rate(s.Cores)("xdp-fwd"); ok && fwd > 0 {
+			if fwd, ok := rate(s.Cores, s.PayloadSize)("xdp-fwd"); ok && fwd > 0 {
 				fmt.Fprintf(w, "\nxlb on %d core(s) reaches %.2fx the bare XDP forwarder's rate: %s.\n", s.Cores, s.RatePPS/fwd,
 					map[bool]string{true: "at 0.9x or more, the endpoints and the lab are the limit, not xlb",
 						false: "below 0.9x, xlb is the limit"}[s.RatePPS >= 0.9*fwd])
@@ -274,7 +275,9 @@ func (r *Report) Charts(dir string) ([]string, error) {
 			var pts plotter.XYs
 			for _, s := range r.ConnSearches {
 				if s.DUT == d {
-					pts = append(pts, plotter.XY{X: float64(s.Cores), Y: s.RatePPS / 1e3})
+					if s.PayloadSize == r.Options.PayloadSize || len(r.Options.PayloadSizes) == 0 {
+						pts = append(pts, plotter.XY{X: float64(s.Cores), Y: s.RatePPS / 1e3})
+					}
 				}
 			}
 			ls = append(ls, bench.Series{Name: d, Pts: pts})
@@ -285,6 +288,11 @@ func (r *Report) Charts(dir string) ([]string, error) {
 		}
 		if f != "" {
 			out = append(out, f)
+		}
+		files, err := r.payloadCharts(dir)
+		out = append(out, files...)
+		if err != nil {
+			return out, err
 		}
 	}
 	if len(r.Apps) > 0 {

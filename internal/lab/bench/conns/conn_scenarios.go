@@ -16,6 +16,8 @@ import (
 type ConnSearch struct {
 	DUT   string `json:"dut"`
 	Cores int    `json:"cores"`
+	// PayloadSize is the request's and the response's bytes
+	PayloadSize int `json:"payload_size,omitempty"`
 	bench.SearchResult
 	// Held are the connections in the DUT's table after the verifying
 	// trial (closed ones wait out their timeout there).
@@ -45,13 +47,8 @@ func (r *Runner) connScenarioFor(ctx context.Context, dut bench.DUT) error {
 	o := r.opts
 	switch r.scenario {
 	case "cps":
-		cl, err := newConnLab(r.env, dut, connSpec{senderCPU: o.CPUs[0], slots: cpsSlots, requestSize: o.PayloadSize, responseSize: o.PayloadSize})
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		for _, cores := range o.Cores {
-			if err := r.cpsSearch(ctx, cl, cores); err != nil {
+		for _, size := range r.cpsSizes() {
+			if err := r.cpsSearches(ctx, dut, size); err != nil {
 				return err
 			}
 		}
@@ -72,12 +69,37 @@ func (r *Runner) connScenarioFor(ctx context.Context, dut bench.DUT) error {
 	return nil
 }
 
+// cpsSizes are the payload sizes cps searches: the sweep's, else the
+// one size.
+func (r *Runner) cpsSizes() []int {
+	if len(r.opts.PayloadSizes) > 0 {
+		return r.opts.PayloadSizes
+	}
+	return []int{r.opts.PayloadSize}
+}
+
+// cpsSearches runs a cps search per core count with requests and
+// responses of size bytes.
+func (r *Runner) cpsSearches(ctx context.Context, dut bench.DUT, size int) error {
+	cl, err := newConnLab(r.env, dut, connSpec{senderCPU: r.opts.CPUs[0], slots: cpsSlots, requestSize: size, responseSize: size})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for _, cores := range r.opts.Cores {
+		if err := r.cpsSearch(ctx, cl, cores, size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // cpus is the first n CPUs of the options'.
 func (r *Runner) cpus(n int) []int { return r.opts.CPUs[:min(n, len(r.opts.CPUs))] }
 
 // cpsSearch finds the highest zero-error connection rate through a DUT
 // on the given number of cores.
-func (r *Runner) cpsSearch(ctx context.Context, cl *connLab, cores int) error {
+func (r *Runner) cpsSearch(ctx context.Context, cl *connLab, cores, size int) error {
 	p := bench.SearchParams{Precision: r.opts.Precision, MaxIterations: r.opts.MaxIterations, Verifications: cpsVerifications}
 	var trials []ConnTrial
 	res, err := bench.Search(ctx, p, func(rate float64) (ConnTrial, error) {
@@ -92,7 +114,7 @@ func (r *Runner) cpsSearch(ctx context.Context, cl *connLab, cores int) error {
 	if err != nil {
 		return err
 	}
-	s := ConnSearch{DUT: cl.dut.Name(), Cores: cores, SearchResult: res}
+	s := ConnSearch{DUT: cl.dut.Name(), Cores: cores, PayloadSize: size, SearchResult: res}
 	// the columns come from the last trial at the rate found
 	for i := len(trials) - 1; i >= 0; i-- {
 		t := trials[i]

@@ -53,7 +53,7 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 		}
 	}
 	res, err := apps.RunApp(ctx, r.env, r.scenario, dut, apps.AppOptions{Duration: r.opts.Duration, Progress: progress,
-		Trials: r.opts.Repeat, RedisTests: r.opts.RedisTests})
+		Trials: r.opts.Repeat, RedisTests: r.opts.RedisTests, PayloadSizes: r.opts.PayloadSizes})
 	r.res.Apps = append(r.res.Apps, res...)
 	return err
 }

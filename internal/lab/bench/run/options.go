@@ -80,8 +80,11 @@ func connDefaults(o bench.Options, scenario string) bench.Options {
 	return o
 }
 
+// maxHTTPBody bounds http's body sizes (--payload-sizes).
+const maxHTTPBody = 1 << 20
+
 // validateConn names the first wrong connection option.
-func validateConn(o bench.Options) error {
+func validateConn(o bench.Options, scenario string) error {
 	for _, c := range o.Cores {
 		if c < 1 || c > len(o.CPUs) {
 			return fmt.Errorf("cores %d: want 1 to %d (the --cpus given)", c, len(o.CPUs))
@@ -95,6 +98,15 @@ func validateConn(o bench.Options) error {
 	for _, n := range o.Conns {
 		if n < 1 || n > endpoint.MaxSlots {
 			return fmt.Errorf("concurrent connections %d: want 1 to %d", n, endpoint.MaxSlots)
+		}
+	}
+	most := endpoint.MaxPayload // the XDP endpoints' segments
+	if scenario == "http" {
+		most = maxHTTPBody
+	}
+	for _, n := range o.PayloadSizes {
+		if n < 1 || n > most {
+			return fmt.Errorf("payload size %d: want 1 to %d bytes", n, most)
 		}
 	}
 	switch {

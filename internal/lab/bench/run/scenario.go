@@ -204,7 +204,7 @@ func validate(o bench.Options, scenario string) error {
 		}
 	}
 	if conn {
-		if err := validateConn(o); err != nil {
+		if err := validateConn(o, scenario); err != nil {
 			return err
 		}
 	}
