@@ -163,6 +163,31 @@ func snmpField(snmp, proto, name string) (int64, error) {
 	return 0, fmt.Errorf("no %s %s in /proc/net/snmp", proto, name)
 }
 
+// crashUnderProbe kills the daemon under a probe's connections, starts
+// it again after pause, and checks that no connection failed and no
+// segment was retransmitted meanwhile.
+func crashUnderProbe(t *testing.T, ctx context.Context, topo Topology, d *Daemon, pause time.Duration, when string) {
+	t.Helper()
+	before := tcpRetransmits(t, topo)
+	p := startProbe(t, ctx, topo)
+	time.Sleep(time.Second)
+	if err := d.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(pause)
+	d2, err := topo.StartDaemon(ctx, xlbBinary)
+	if err != nil {
+		p.finish(t, when)
+		t.Fatalf("start after kill -9: %v", err)
+	}
+	*d = *d2
+	time.Sleep(time.Second)
+	p.finish(t, when)
+	if n := tcpRetransmits(t, topo) - before; n != 0 {
+		t.Errorf("%d TCP segments retransmitted around the crash and restart, want 0", n)
+	}
+}
+
 // TestCrashKeepsForwarding: kill -9 of the daemon under traffic loses no
 // connection and no packet while it is dead (the pinned link keeps the
 // program attached); the daemon started again takes over the data path,
@@ -172,24 +197,7 @@ func TestCrashKeepsForwarding(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	topo, d := startLab(t, ctx, 3, "rr")
-	before := tcpRetransmits(t, topo)
-	p := startProbe(t, ctx, topo)
-	time.Sleep(time.Second)
-	if err := d.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(3 * time.Second) // 60 new connections with no daemon
-	d2, err := topo.StartDaemon(ctx, xlbBinary)
-	if err != nil {
-		p.finish(t, "kill -9, then start")
-		t.Fatalf("start after kill -9: %v", err)
-	}
-	*d = *d2
-	time.Sleep(time.Second)
-	p.finish(t, "kill -9, then start")
-	if n := tcpRetransmits(t, topo) - before; n != 0 {
-		t.Errorf("%d TCP segments retransmitted around the crash and restart, want 0", n)
-	}
+	crashUnderProbe(t, ctx, topo, d, 3*time.Second, "kill -9, then start") // 60 new connections with no daemon
 	// the new daemon reconciled: the file's services, each address once
 	svcs, err := d.Client().Services(ctx)
 	if err != nil || len(svcs) != 3 {

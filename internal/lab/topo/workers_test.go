@@ -40,27 +40,10 @@ func TestWorkers(t *testing.T) {
 		t.Errorf("9 connections through the workers reached %v, want all %d reals", seen, topo.Reals)
 	}
 
-	before := tcpRetransmits(t, topo)
-	p := startProbe(t, ctx, topo)
-	time.Sleep(time.Second)
-	if err := d.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	d2, err := topo.StartDaemon(ctx, xlbBinary)
-	if err != nil {
-		p.finish(t, "kill -9, then start")
-		t.Fatalf("start after kill -9: %v", err)
-	}
-	*d = *d2
-	time.Sleep(time.Second)
-	p.finish(t, "kill -9, then start, with workers")
-	if n := tcpRetransmits(t, topo) - before; n != 0 {
-		t.Errorf("%d TCP segments retransmitted around the crash and restart, want 0", n)
-	}
+	crashUnderProbe(t, ctx, topo, d, time.Second, "kill -9, then start, with workers")
 	assertSteering("after the restart")
 
-	_, err = d.Client().Apply(ctx, []byte("workers: {cpus: [0], queue: 512}\n"+topo.Config("rr")))
+	_, err := d.Client().Apply(ctx, []byte("workers: {cpus: [0], queue: 512}\n"+topo.Config("rr")))
 	if err == nil || !strings.Contains(err.Error(), "workers: changing the worker CPUs needs a daemon restart") {
 		t.Errorf("an apply with other workers: %v, want it refused", err)
 	}
