@@ -146,9 +146,10 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 	if err != nil {
 		return nil, err
 	}
+	lab := cl // a failed return sets cl to nil before this runs
 	defer func() {
 		if err != nil {
-			cl.Close()
+			lab.Close()
 		}
 	}()
 	if cl.server, err = endpoint.NewServer(endpoint.ServerConfig{PortLo: endpointPort, PortHi: endpointPort, ResponseSize: s.responseSize}); err != nil {
@@ -162,7 +163,7 @@ func newConnLab(e *bench.Env, dut bench.DUT, s connSpec) (cl *connLab, err error
 	if err := cl.server.Attach(t.Real(1), bench.DirectRealIf); err != nil {
 		return nil, err
 	}
-	if !bench.IsXLB(dut) && dut.Name() != "direct" && dut.Name() != "xdp-fwd" {
+	if base, _ := bench.SplitWorkers(dut.Name()); !bench.IsXLB(dut) && base != "direct" && base != "xdp-fwd" {
 		// the kernel forwards: see AttachPass
 		for _, ifname := range t.LBInterfaces() {
 			if err := cl.server.AttachPass(t.LB(), ifname); err != nil {
