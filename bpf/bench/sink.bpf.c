@@ -7,12 +7,12 @@
  * neighbour discovery) pass to the kernel and are counted apart. The
  * headers are read from a frame's first buffer.
  *
- * With latency on (sink_cfg[1]) it reads the send time the generator
+ * With latency on (sink_cfg's timed) it reads the send time the generator
  * wrote after the magic and counts the frame's time from the
  * generator's XDP_TX to here in a log-linear histogram (sink_latency):
  * 16 buckets for each power of two, a bucket within 6% of its values.
  *
- * In reflect mode (sink_cfg) it sends each bench frame back where it
+ * In reflect mode (sink_cfg's reflect) it sends each bench frame back where it
  * came from instead, MACs, IP addresses and TCP/UDP ports swapped, by a
  * redirect to its ingress interface: as a DUT that answers every frame
  * does (the synflood scenario measures with it what answering costs the
@@ -48,13 +48,18 @@ struct {
 	__type(value, struct sink_counters);
 } sink_stats SEC(".maps");
 
-/* sink_cfg[0]: 1 reflects bench frames, 0 drops them; sink_cfg[1]: 1
- * counts their latency. */
+/* what the sinks do with bench frames besides counting them */
+struct sink_config {
+	__u32 reflect; /* 1: send them back (reflect mode), 0: drop them */
+	__u32 timed;   /* 1: count their latency */
+};
+
+/* key 0: the configuration, read once a frame */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct sink_config);
 } sink_cfg SEC(".maps");
 
 #define SINK_LAT_BUCKETS 480 /* 16 a power of two, to 2^33 ns */
@@ -242,13 +247,13 @@ int xdp_sink(struct xdp_md *ctx)
 	}
 	c->packets++;
 	c->bytes += xlb_frags ? bpf_xdp_get_buff_len(ctx) : data_end - data;
-	__u32 one = 1, *timed = bpf_map_lookup_elem(&sink_cfg, &one);
+	struct sink_config *cfg = bpf_map_lookup_elem(&sink_cfg, &zero);
 
-	if (timed && *timed)
+	if (!cfg)
+		return XDP_DROP;
+	if (cfg->timed)
 		time_frame(magic + 1, data_end);
-	__u32 *mode = bpf_map_lookup_elem(&sink_cfg, &zero);
-
-	if (mode && *mode)
+	if (cfg->reflect)
 		return reflect(ctx, data, data_end);
 	return XDP_DROP;
 }

@@ -20,6 +20,7 @@ type Sink struct {
 	objs  sinkObjects
 	links []link.Link
 	names []string
+	cfg   sinkSinkConfig // what sink_cfg holds
 }
 
 // SinkCount is what the sinks received.
@@ -70,14 +71,29 @@ func (s *Sink) Detach(ns, ifname string) error {
 // Reflect sets whether the sinks send bench frames back where they came
 // from (MACs and IP addresses swapped) rather than drop them.
 func (s *Sink) Reflect(on bool) error {
-	v := uint32(0)
-	if on {
-		v = 1
-	}
-	if err := s.objs.SinkCfg.Put(uint32(0), v); err != nil {
+	cfg := s.cfg
+	cfg.Reflect = boolU32(on)
+	if err := s.setCfg(cfg); err != nil {
 		return fmt.Errorf("sink mode: %w", err)
 	}
 	return nil
+}
+
+// setCfg writes the sinks' configuration, which the program reads once
+// a frame.
+func (s *Sink) setCfg(cfg sinkSinkConfig) error {
+	if err := s.objs.SinkCfg.Put(uint32(0), cfg); err != nil {
+		return err
+	}
+	s.cfg = cfg
+	return nil
+}
+
+func boolU32(b bool) uint32 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Alive checks that every sink is still attached.
@@ -128,9 +144,7 @@ type Latency struct {
 // TimeFrames turns the timing of stamped frames (Frame.Stamp) on or
 // off; on, it starts from nothing.
 func (s *Sink) TimeFrames(on bool) error {
-	v := uint32(0)
 	if on {
-		v = 1
 		n, err := ebpf.PossibleCPU()
 		if err != nil {
 			return err
@@ -139,7 +153,9 @@ func (s *Sink) TimeFrames(on bool) error {
 			return fmt.Errorf("reset sink latency: %w", err)
 		}
 	}
-	if err := s.objs.SinkCfg.Put(uint32(1), v); err != nil {
+	cfg := s.cfg
+	cfg.Timed = boolU32(on)
+	if err := s.setCfg(cfg); err != nil {
 		return fmt.Errorf("sink latency: %w", err)
 	}
 	return nil

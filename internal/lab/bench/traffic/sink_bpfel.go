@@ -13,6 +13,12 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type sinkSinkConfig struct {
+	_       structs.HostLayout
+	Reflect uint32
+	Timed   uint32
+}
+
 type sinkSinkCounters struct {
 	_       structs.HostLayout
 	Packets uint64
