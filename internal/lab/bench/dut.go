@@ -143,7 +143,7 @@ func (x *xlbDUT) SetMode(ctx context.Context, e *Env, mode string) error {
 
 func (x *xlbDUT) Name() string {
 	name, _ := x.shape.variant()
-	return WorkersName(name, x.workers)
+	return WorkersName(name, len(x.workers))
 }
 
 // SetWorkers implements WorkerDUT: the daemon's workers.
@@ -247,7 +247,7 @@ func (x *xlbDUT) Teardown(e *Env) error {
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
 type kernelDUT struct{ rps }
 
-func (k *kernelDUT) Name() string                            { return WorkersName("kernel", k.cpus) }
+func (k *kernelDUT) Name() string                            { return WorkersName("kernel", len(k.cpus)) }
 func (kernelDUT) Balances() bool                             { return false }
 func (kernelDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return RealTarget(e, v6, varyDst) }
 func (k *kernelDUT) Setup(_ context.Context, e *Env) error   { return k.apply(e, true) }
@@ -274,7 +274,7 @@ type nftDUT struct {
 
 const nftTable = "xlbbench"
 
-func (n *nftDUT) Name() string                            { return WorkersName("nft", n.cpus) }
+func (n *nftDUT) Name() string                            { return WorkersName("nft", len(n.cpus)) }
 func (nftDUT) Balances() bool                             { return true }
 func (nftDUT) Target(e *Env, v6, varyDst bool) netip.Addr { return VIPTarget(e, v6, varyDst) }
 

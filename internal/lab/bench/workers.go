@@ -29,12 +29,12 @@ type WorkerDUT interface {
 // workersSuffix ends the name of a DUT with workers: NAME-wN.
 const workersSuffix = "-w"
 
-// WorkersName is the name of DUT base on cpus.
-func WorkersName(base string, cpus []int) string {
-	if len(cpus) == 0 {
+// WorkersName is the name of DUT base on n worker CPUs.
+func WorkersName(base string, n int) string {
+	if n <= 0 {
 		return base
 	}
-	return fmt.Sprintf("%s%s%d", base, workersSuffix, len(cpus))
+	return fmt.Sprintf("%s%s%d", base, workersSuffix, n)
 }
 
 // SplitWorkers splits a DUT name into the base DUT and its worker

@@ -24,7 +24,7 @@ func TestSplitWorkers(t *testing.T) {
 			t.Errorf("SplitWorkers(%q) = %q, %d; want %q, %d", tc.name, base, n, tc.base, tc.n)
 		}
 	}
-	if got := WorkersName("nft", []int{1, 0}); got != "nft-w2" {
+	if got := WorkersName("nft", 2); got != "nft-w2" {
 		t.Errorf("WorkersName = %q, want nft-w2", got)
 	}
 }

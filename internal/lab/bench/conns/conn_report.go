@@ -146,7 +146,7 @@ func (r *Report) WriteTables(w io.Writer) error {
 		for _, other := range []string{"nft", "xdp-fwd", "direct"} {
 			// against the baseline on as many workers
 			if n > 0 && other != "direct" {
-				other = bench.WorkersName(other, make([]int, n))
+				other = bench.WorkersName(other, n)
 			}
 			if b, ok := v(other); ok && b > 0 && other != dut {
 				out += fmt.Sprintf(" %.2fx %s", mine/b, other)

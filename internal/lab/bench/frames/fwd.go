@@ -41,9 +41,9 @@ type fwdDUT struct {
 
 func (f *fwdDUT) Name() string {
 	if f.fixed {
-		return bench.WorkersName("xdp-fixed", f.workers)
+		return bench.WorkersName("xdp-fixed", len(f.workers))
 	}
-	return bench.WorkersName("xdp-fwd", f.workers)
+	return bench.WorkersName("xdp-fwd", len(f.workers))
 }
 
 // SetWorkers implements bench.WorkerDUT: the interfaces run

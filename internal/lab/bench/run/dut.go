@@ -66,8 +66,7 @@ func withWorkers(duts []string, workers []int, scenario string, o bench.Options)
 			continue
 		}
 		for _, n := range workers {
-			cpus := make([]int, max(n, 0)) // only the count names the DUT
-			out = append(out, bench.WorkersName(name, cpus))
+			out = append(out, bench.WorkersName(name, n))
 		}
 	}
 	return out
