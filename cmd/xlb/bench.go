@@ -141,6 +141,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.StringSliceVar(&sizes, "sizes", nil, "frame sizes in bytes with FCS, or imix (7:4:1 of 64, 570, 1518) (default: the scenario's)")
 	f.IntSliceVar(&o.Flows, "flows", nil, "flow counts; datapath: connection-table sizes (default: the scenario's)")
 	f.StringSliceVar(&o.Variations, "variations", nil, "multiflow variations, e.g. l3-src,l4-both (default: all nine)")
+	f.BoolVar(&o.OneWay, "one-way", false, "multiflow: send one way only (default both: the reals answer every frame back through the DUT, as VSPERF's bidirectional tests)")
 	f.StringVar(&l4, "l4", "udp", "frames: udp, tcp-syn or tcp-ack")
 	f.BoolVar(&o.IPv6, "ipv6", false, "IPv6 frames")
 	f.Float64Var(&o.FixedRate, "rate", 500_000, "frame-sizes: the fixed offered rate, frames per second")

@@ -30,7 +30,8 @@ type Env struct {
 
 // NewEnv builds the lab, loads the generator, attaches a sink to every
 // real's interface and gives the balancer permanent neighbour entries
-// for the reals (no DUT waits on neighbour discovery). Close removes it.
+// for the reals and the client (no DUT waits on neighbour discovery).
+// Close removes it.
 func NewEnv(topology topo.Topology, self string) (e *Env, err error) {
 	e = &Env{Topo: topology, Self: self}
 	if err := topology.Up(); err != nil {
@@ -62,11 +63,24 @@ func NewEnv(topology topo.Topology, self string) (e *Env, err error) {
 		}
 	}
 	// Destinations that vary (multi-flow L3 dst) through a forwarder
-	// come from blocks routed to real 1, large enough for a million.
-	for _, r := range []struct{ block, via string }{
-		{routedBlock4, topology.RealAddr(1).String()}, {routedBlock6(topology).String(), topology.RealAddr6(1).String()},
+	// come from a block routed to real 1; sources that vary (L3 src)
+	// from a block routed back to the client, so that answers to them
+	// return (bidirectional trials). Each holds MaxAddressFlows. As the
+	// reals', the client's neighbour entries are permanent: no DUT
+	// waits on neighbour discovery.
+	for _, r := range []struct{ block, via, dev string }{
+		{routedBlock4, topology.RealAddr(1).String(), "l1"}, {routedBlock6(topology).String(), topology.RealAddr6(1).String(), "l1"},
+		{sourceBlock4, topology.ClientAddr().String(), "l0"}, {sourceBlock6(topology).String(), topology.ClientAddr6().String(), "l0"},
 	} {
-		if err := netns.IPIn(topology.LB(), "route", "replace", r.block, "via", r.via, "dev", "l1"); err != nil {
+		if err := netns.IPIn(topology.LB(), "route", "replace", r.block, "via", r.via, "dev", r.dev); err != nil {
+			return nil, err
+		}
+	}
+	if e.clientMAC, err = netns.HardwareAddr(topology.Client(), "c0"); err != nil {
+		return nil, err
+	}
+	for _, a := range []netip.Addr{topology.ClientAddr(), topology.ClientAddr6()} {
+		if err := netns.IPIn(topology.LB(), "neigh", "replace", a.String(), "lladdr", e.clientMAC.String(), "dev", "l0", "nud", "permanent"); err != nil {
 			return nil, err
 		}
 	}
@@ -74,9 +88,6 @@ func NewEnv(topology topo.Topology, self string) (e *Env, err error) {
 	// generator's XDP_TX frames only with GRO on.
 	if out, err := topology.Exec(topology.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("ethtool -K l0 gro on: %w: %s", err, out)
-	}
-	if e.clientMAC, err = netns.HardwareAddr(topology.Client(), "c0"); err != nil {
-		return nil, err
 	}
 	if e.lbMAC, err = netns.HardwareAddr(topology.LB(), "l0"); err != nil {
 		return nil, err
@@ -181,15 +192,30 @@ func (e *Env) xmitErrors(ns, ifname string) (uint64, error) {
 	return sum, nil
 }
 
-// routedBlock4 is the IPv4 block the balancer routes to real 1 (the
-// shared address space of RFC 6598: 4M addresses, never on the lab's
-// links).
-const routedBlock4 = "100.64.0.0/10"
+// MaxAddressFlows are the most flows that vary an address (L3): the
+// addresses of a routed block counted up from its first.
+const MaxAddressFlows = 1<<21 - 1
 
-// routedBlock6 is the IPv6 block the balancer routes to real 1.
-func routedBlock6(t topo.Topology) netip.Prefix {
+// routedBlock4 is the IPv4 block the balancer routes to real 1, the
+// varied destinations', and sourceBlock4 the one it routes back to the
+// client, the varied sources': the halves of RFC 6598's shared address
+// space, never on the lab's links, 2M addresses each.
+const (
+	routedBlock4 = "100.64.0.0/11"
+	sourceBlock4 = "100.96.0.0/11"
+)
+
+// routedBlock6 is the IPv6 block the balancer routes to real 1:
+// fd00:NET:ffff::/48, outside every lab subnet.
+func routedBlock6(t topo.Topology) netip.Prefix { return block6(t, 0xffff) }
+
+// sourceBlock6 is the IPv6 block the balancer routes back to the
+// client: fd00:NET:fffe::/48.
+func sourceBlock6(t topo.Topology) netip.Prefix { return block6(t, 0xfffe) }
+
+func block6(t topo.Topology, word uint16) netip.Prefix {
 	b := t.RealAddr6(1).As16()
-	b[4], b[5] = 0xff, 0xff // fd00:NET:ffff::/48, outside every lab subnet
+	b[4], b[5] = byte(word>>8), byte(word)
 	for i := 6; i < 16; i++ {
 		b[i] = 0
 	}
@@ -202,6 +228,15 @@ func routedTarget(e *Env, v6 bool) netip.Addr {
 		return routedBlock6(e.Topo).Addr().Next()
 	}
 	return netip.MustParsePrefix(routedBlock4).Addr().Next()
+}
+
+// VariedSource is the first of the client addresses that vary (L3 src
+// flows), in the block the balancer routes back to the client.
+func (e *Env) VariedSource(v6 bool) netip.Addr {
+	if v6 {
+		return sourceBlock6(e.Topo).Addr().Next()
+	}
+	return netip.MustParsePrefix(sourceBlock4).Addr().Next()
 }
 
 // Close detaches the sinks, releases the programs and removes the lab.

@@ -45,6 +45,9 @@ type Options struct {
 	// VerifyDuration is the final verification trial's length at each
 	// search's rate (VSPERF's long trial; 0: none)
 	VerifyDuration time.Duration `json:"verify_duration_ns,omitempty"`
+	// OneWay sends the multi-flow matrix one way only: the client's
+	// frames to the reals, no answers (frames.BothWays)
+	OneWay bool `json:"one_way,omitempty"`
 	// Profile records perf over every CPU for one unpaced trial per DUT
 	// and draws it as a flame graph (frame scenarios)
 	Profile bool `json:"profile,omitempty"`

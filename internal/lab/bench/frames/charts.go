@@ -64,18 +64,18 @@ func (r *Report) Charts(dir string) ([]string, error) {
 			for _, v := range r.Options.Variations {
 				ls := lines(r.Options.Flows, flowsX, func(d string, f int) (float64, bool) {
 					n, ok := r.searchOf(d, "ndr", size, f, v)
-					return n.RatePPS, ok
+					return r.ndrRx(n), ok
 				})
 				if !slices.ContainsFunc(ls, func(s bench.Series) bool { return len(s.Pts) > 0 }) {
 					continue
 				}
 				if err = add(fmt.Sprintf("ndr-vs-flows-%s-%s", v, strings.ToLower(traffic.SizeName(size))), fmt.Sprintf("NDR by flow count, %s, %s B", v, traffic.SizeName(size)),
-					"flows", "NDR Mpps", true, ls); err != nil {
+					"flows", r.ndrUnit(), true, ls); err != nil {
 					return out, err
 				}
 			}
 		}
-		if ls := r.curveSeries(func(t Trial) float64 { return t.LossPct }); len(ls) > 0 {
+		if ls := r.curveSeries(func(t Trial) float64 { return t.SearchLossPct() }); len(ls) > 0 {
 			if err = add("loss-vs-rate", "Loss against the offered rate", "offered Mpps", "loss %", false, ls); err != nil {
 				return out, err
 			}

@@ -87,22 +87,31 @@ func (r *Report) curveTables(w io.Writer) {
 		}
 		l := t.Latency
 		if pct, ok := rolePercent(t.Role, latencyRole); ok {
-			lat = append(lat, fmt.Sprintf("| %s | %s | %d%% | %s | %.3f | %s | %s | %s | %s |", t.DUT, cell(t), pct, mpps(t.TxPPS), t.LossPct,
+			lat = append(lat, fmt.Sprintf("| %s | %s | %d%% | %s | %.3f | %s | %s | %s | %s |", t.DUT, cell(t), pct, mpps(t.TxPPS), t.SearchLossPct(),
 				us(l.MinNs), us(l.AvgNs), us(l.P99Ns), us(l.MaxNs)))
 		}
 		if pct, ok := rolePercent(t.Role, curveRole); ok {
-			curve = append(curve, fmt.Sprintf("| %s | %s | %d%% | %s | %s | %.3f | %s | %s |", t.DUT, cell(t), pct, mpps(t.TxPPS), mpps(t.RxPPS), t.LossPct,
+			curve = append(curve, fmt.Sprintf("| %s | %s | %d%% | %s | %s | %.3f | %s | %s |", t.DUT, cell(t), pct, mpps(t.TxPPS), mpps(t.RxPPS+t.ReturnPPS), t.SearchLossPct(),
 				us(l.AvgNs), us(l.P99Ns)))
 		}
 	}
+	ways := ""
+	if BothWays(r.Scenario, r.Options) {
+		ways = " Traffic both ways: offered is the client's rate, Rx what the DUT forwarded both ways, loss the round trip's; " +
+			"the latency is the way in, client to real, with the answers flowing."
+	}
+	curveNote := ""
+	if ways != "" {
+		curveNote = strings.TrimSpace(ways) + "\n\n"
+	}
 	if len(lat) > 0 {
 		fmt.Fprintf(w, "\n## Frame latency at 10, 50 and 90%% of the NDR (VSPERF)\n\nEvery frame timed from the generator's XDP_TX to a sink "+
-			"on a real (both read the same clock), one cell per DUT.\n\n| DUT | cell | of NDR | offered Mpps | loss %% | min us | avg us | p99 us | max us |\n"+
-			"|---|---|---:|---:|---:|---:|---:|---:|---:|\n%s\n", strings.Join(lat, "\n"))
+			"on a real (both read the same clock), one cell per DUT.%s\n\n| DUT | cell | of NDR | offered Mpps | loss %% | min us | avg us | p99 us | max us |\n"+
+			"|---|---|---:|---:|---:|---:|---:|---:|---:|\n%s\n", ways, strings.Join(lat, "\n"))
 	}
 	if len(curve) > 0 {
-		fmt.Fprintf(w, "\n## Loss and latency against the offered rate\n\n| DUT | cell | of max | offered Mpps | Rx Mpps | loss %% | avg us | p99 us |\n"+
-			"|---|---|---:|---:|---:|---:|---:|---:|\n%s\n", strings.Join(curve, "\n"))
+		fmt.Fprintf(w, "\n## Loss and latency against the offered rate\n\n%s| DUT | cell | of max | offered Mpps | Rx Mpps | loss %% | avg us | p99 us |\n"+
+			"|---|---|---:|---:|---:|---:|---:|---:|\n%s\n", curveNote, strings.Join(curve, "\n"))
 	}
 }
 

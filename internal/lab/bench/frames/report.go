@@ -296,9 +296,16 @@ func (r *Report) rfc2544Table(w io.Writer) {
 // multiflowTables are VSPERF's multi-flow matrix: NDR per variation and
 // flow count.
 func (r *Report) multiflowTables(w io.Writer) {
+	if BothWays(r.Scenario, r.Options) {
+		fmt.Fprint(w, "Both directions, as VSPERF's tests: the reals answer every frame (MACs, addresses and ports swapped) "+
+			"back through the DUT to the client, and a frame counts as lost unless its answer came back. A cell is the "+
+			"frames the DUT forwarded at the NDR, both directions together (VSPERF's Rx fps, the sum of both ports): "+
+			"twice the rate the client offered, since at the NDR every frame and its answer arrived. Varied client "+
+			"addresses (l3-src) come from a block the balancer routes back to the client.\n\n")
+	}
 	for _, size := range r.Options.Sizes {
 		for _, d := range r.Options.DUTs {
-			fmt.Fprintf(w, "## %s, %s-byte frames: NDR Mpps by flow variation and flow count\n\n", d, traffic.SizeName(size))
+			fmt.Fprintf(w, "## %s, %s-byte frames: %s by flow variation and flow count\n\n", d, traffic.SizeName(size), r.ndrUnit())
 			head, sep := "| variation |", "|---|"
 			for _, f := range r.Options.Flows {
 				head += fmt.Sprintf(" %s |", flowLabel(f))
@@ -309,7 +316,7 @@ func (r *Report) multiflowTables(w io.Writer) {
 				fmt.Fprintf(w, "| %s |", v)
 				for _, f := range r.Options.Flows {
 					if s, ok := r.searchOf(d, "ndr", size, f, v); ok {
-						fmt.Fprintf(w, " %s |", mpps(s.RatePPS))
+						fmt.Fprintf(w, " %s |", mpps(r.ndrRx(s)))
 					} else if slices.ContainsFunc(r.Skipped, func(k Skip) bool { return k.DUT == d && k.Size == size && k.Vary == v && k.Flows == f }) {
 						fmt.Fprint(w, " n/a |")
 					} else {
@@ -387,4 +394,22 @@ func flowLabel(f int) string {
 		return "64k"
 	}
 	return fmt.Sprint(f)
+}
+
+// ndrRx is what a multi-flow cell shows of its NDR search: the frames
+// the DUT forwarded per second. Both ways that is twice the offered
+// rate, exactly: at the NDR no frame and no answer was lost.
+func (r *Report) ndrRx(s SearchRecord) float64 {
+	if BothWays(r.Scenario, r.Options) {
+		return 2 * s.RatePPS
+	}
+	return s.RatePPS
+}
+
+// ndrUnit names ndrRx's figures.
+func (r *Report) ndrUnit() string {
+	if BothWays(r.Scenario, r.Options) {
+		return "NDR Rx Mpps (both directions)"
+	}
+	return "NDR Mpps"
 }

@@ -96,3 +96,48 @@ func TestWorkersTable(t *testing.T) {
 		t.Errorf("no DUT with workers, and: %s", b.String())
 	}
 }
+
+// TestBothWaysMatrix: the matrix runs both ways unless --one-way; a
+// search then counts a frame lost unless its answer came back, and a
+// cell shows what the DUT forwarded both ways at the NDR (VSPERF's Rx
+// fps, the sum of both ports): twice the offered rate.
+func TestBothWaysMatrix(t *testing.T) {
+	answered := Trial{Sent: 1000, Received: 1000, Returned: 990, LossPct: 0, Answered: true, RoundTripLossPct: 1, Valid: true}
+	if got := answered.SearchLossPct(); got != 1 {
+		t.Errorf("a trial both ways counts %.1f%% lost, want the round trip's 1%%", got)
+	}
+	if oneWay := (Trial{LossPct: 0.5, Valid: true}); oneWay.SearchLossPct() != 0.5 {
+		t.Errorf("a trial one way counts %.1f%% lost, want 0.5%%", oneWay.SearchLossPct())
+	}
+	opts := bench.Options{DUTs: []string{"xlb"}, Sizes: []int{64}, Flows: []int{1000}, Variations: []string{"l3-src"}}
+	rec := SearchRecord{DUT: "xlb", Kind: "ndr", Size: 64, Flows: 1000, Vary: "l3-src", SearchResult: bench.SearchResult{RatePPS: 1.5e6}}
+	for _, tc := range []struct {
+		oneWay bool
+		want   []string
+	}{
+		{false, []string{"Both directions, as VSPERF's tests", "NDR Rx Mpps (both directions) by flow variation", "| l3-src | 3.000 |"}},
+		{true, []string{"## xlb, 64-byte frames: NDR Mpps by", "| l3-src | 1.500 |"}},
+	} {
+		o := opts
+		o.OneWay = tc.oneWay
+		if got := BothWays("multiflow", o); got == tc.oneWay {
+			t.Errorf("multiflow with one way %v runs both ways: %v", tc.oneWay, got)
+		}
+		r := &Report{Scenario: "multiflow", Options: o, FrameResults: FrameResults{Searches: []SearchRecord{rec}}}
+		var b bytes.Buffer
+		r.multiflowTables(&b)
+		for _, want := range tc.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("one way %v: lacks %q:\n%s", tc.oneWay, want, b.String())
+			}
+		}
+	}
+	if BothWays("rfc2544", bench.Options{}) {
+		t.Error("rfc2544 runs both ways")
+	}
+	bad := &Report{Scenario: "multiflow", Options: bench.Options{DUTs: []string{"xlb"}}, DUTs: map[string]string{"xlb": "x"},
+		FrameResults: FrameResults{Trials: []Trial{{DUT: "xlb", Sent: 10, Received: 5, Lost: 5, Returned: 6, Answered: true, TxPPS: 10, RxPPS: 5, Valid: true}}}}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "6 answers back of 5") {
+		t.Errorf("more answers than frames received: %v", err)
+	}
+}

@@ -113,6 +113,8 @@ func (r *Report) Check() error {
 			return fmt.Errorf("trial %d: valid with nothing sent", i)
 		case t.RxPPS > t.TxPPS:
 			return fmt.Errorf("trial %d: rx %.0f pps above tx %.0f pps", i, t.RxPPS, t.TxPPS)
+		case t.Answered && t.Returned > t.Received:
+			return fmt.Errorf("trial %d: %d answers back of %d frames received", i, t.Returned, t.Received)
 		case t.Latency != nil && t.Latency.Frames != t.Received:
 			return fmt.Errorf("trial %d: %d frames timed of %d received", i, t.Latency.Frames, t.Received)
 		case t.Latency != nil && !(t.Latency.MinNs <= t.Latency.P50Ns && t.Latency.P50Ns <= t.Latency.P99Ns && t.Latency.P99Ns <= t.Latency.MaxNs):

@@ -76,10 +76,10 @@ func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
 				return err
 			}
 			// both directions, as the DPVS report's UDP PPS: the
-			// reals answer every frame; flows are client ports, whose
-			// answers route back to the client (its addresses would
-			// not). Right after the same count one way: a stateful
-			// DUT's table still holds a larger count's flows after it
+			// reals answer every frame; flows are client ports (at
+			// most 65,536). Right after the same count one way: a
+			// stateful DUT's table still holds a larger count's flows
+			// after it
 			if flows > maxAnsweredFlows {
 				continue
 			}
@@ -166,7 +166,16 @@ func notApplicable(dut bench.DUT, vary string, flows int) string {
 
 func (r *Runner) spec(size, flows int, vary string, rate float64) TrialSpec {
 	return TrialSpec{Size: size, L4: r.opts.L4, IPv6: r.opts.IPv6, Flows: flows, Vary: vary, Rate: rate,
-		Duration: r.opts.Duration, CPUs: r.opts.CPUs}
+		Duration: r.opts.Duration, CPUs: r.opts.CPUs, Answered: BothWays(r.scenario, r.opts)}
+}
+
+// BothWays says whether a scenario's trials run in both directions: the
+// multi-flow matrix's, as VSPERF's Phy2Phy and PVP tests (their Rx fps
+// add both ports'), unless --one-way. The reals answer every frame back
+// through the DUT (bench.Env.Answer); a search counts a frame lost
+// unless its answer came back.
+func BothWays(scenario string, o bench.Options) bool {
+	return scenario == "multiflow" && !o.OneWay
 }
 
 // searches runs the NDR and the PDR search of one frame size.
@@ -206,8 +215,8 @@ func (r *Runner) search(ctx context.Context, dut bench.DUT, size, flows int, var
 		if err != nil {
 			return err
 		}
-		rec.Final = &FinalTrial{Seconds: s.Duration.Seconds(), Valid: t.Valid, LossPct: t.LossPct,
-			Passed: t.Valid && t.LossPct <= tolerance}
+		rec.Final = &FinalTrial{Seconds: s.Duration.Seconds(), Valid: t.Valid, LossPct: t.SearchLossPct(),
+			Passed: t.Valid && t.SearchLossPct() <= tolerance}
 	}
 	r.res.Searches = append(r.res.Searches, rec)
 	return nil

@@ -5,6 +5,7 @@ package frames
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/xlb-dev/xlb/internal/lab/bench"
@@ -77,6 +78,11 @@ type Trial struct {
 	// (TrialSpec.Answered); ReturnPPS over the duration
 	Returned  uint64  `json:"returned,omitempty"`
 	ReturnPPS float64 `json:"return_pps,omitempty"`
+	// Answered says the trial ran both ways; RoundTripLossPct is then
+	// the frames whose answer did not come back, of those sent: what
+	// its searches count as loss
+	Answered         bool    `json:"answered,omitempty"`
+	RoundTripLossPct float64 `json:"round_trip_loss_pct,omitempty"`
 }
 
 // RunTrial checks the DUT and the sinks, sends, waits for the last
@@ -94,8 +100,19 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 			return t, err
 		}
 	}
+	if vary&(traffic.VarySrcIP|traffic.VaryDstIP) != 0 && s.Flows > bench.MaxAddressFlows {
+		return t, fmt.Errorf("flows %d varying addresses: the lab's address blocks hold %d", s.Flows, bench.MaxAddressFlows)
+	}
 	target := dut.Target(e, s.IPv6, vary&traffic.VaryDstIP != 0)
-	f := e.Frame(s.Size, s.L4, target, bench.BenchPort)
+	frame := func(l4 traffic.L4) traffic.Frame {
+		f := e.Frame(s.Size, l4, target, bench.BenchPort)
+		if vary&traffic.VarySrcIP != 0 {
+			// from a block routed back to the client: answers return
+			f.Src = netip.AddrPortFrom(e.VariedSource(s.IPv6), f.Src.Port())
+		}
+		return f
+	}
+	f := frame(s.L4)
 	f.Stamp = s.Latency
 	// A DUT that opens TCP connections on a SYN only (xlb, as IPVS) drops
 	// ACKs of connections never opened: their warm-up opens the flows
@@ -107,7 +124,7 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	if s.Warmup && (s.Flows > 1 || synWarmup) {
 		warm := f
 		if synWarmup {
-			warm = e.Frame(s.Size, traffic.TCPSyn, target, bench.BenchPort)
+			warm = frame(traffic.TCPSyn)
 		}
 		if err := e.Gen.Configure(warm, max(s.Flows, 1), vary); err != nil {
 			return t, err
@@ -218,6 +235,9 @@ func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Tr
 	t.Lost = t.Sent - t.Received
 	t.LossPct = 100 * float64(t.Lost) / float64(t.Sent)
 	t.TxPPS, t.RxPPS, t.ReturnPPS = float64(t.Sent)/d, float64(t.Received)/d, float64(t.Returned)/d
+	if t.Answered = s.Answered; t.Answered {
+		t.RoundTripLossPct = 100 * float64(t.Sent-t.Returned) / float64(t.Sent)
+	}
 	t.RxMbps = t.RxPPS * traffic.MeanSize(s.Size) * 8 / 1e6
 	if s.Latency {
 		l, err := e.Sink.Latency()
@@ -258,5 +278,13 @@ func settle(e *bench.Env) (c traffic.SinkCount, err error) {
 // SearchValid, SearchLossPct and SearchOffered let bench.Search read a
 // frame trial.
 func (t Trial) SearchValid() bool      { return t.Valid }
-func (t Trial) SearchLossPct() float64 { return t.LossPct }
 func (t Trial) SearchOffered() float64 { return t.TxPPS }
+
+// SearchLossPct is the loss a search counts: the round trip's when the
+// trial ran both ways (a frame counts once its answer is back).
+func (t Trial) SearchLossPct() float64 {
+	if t.Answered {
+		return t.RoundTripLossPct
+	}
+	return t.LossPct
+}

@@ -40,3 +40,28 @@ func TestScenarioDUTs(t *testing.T) {
 		t.Errorf("payload 5000: %v", err)
 	}
 }
+
+// TestAddressFlows: flows that vary addresses come from the lab's routed
+// blocks, so a count above them is refused; ports and MACs are not
+// bound by them.
+func TestAddressFlows(t *testing.T) {
+	over := bench.MaxAddressFlows + 1
+	for _, tc := range []struct {
+		scenario   string
+		variations []string
+		flows      int
+		err        bool
+	}{
+		{"pps", nil, bench.MaxAddressFlows, false},
+		{"pps", nil, over, true},
+		{"multiflow", []string{"l3-src"}, over, true},
+		{"multiflow", []string{"l2-src", "l3-both"}, over, true},
+		{"multiflow", []string{"l2-src"}, over, false},
+	} {
+		o := withDefaults(bench.Options{Variations: tc.variations, Flows: []int{tc.flows}}, tc.scenario)
+		err := validate(o, tc.scenario)
+		if tc.err != (err != nil) || err != nil && !strings.Contains(err.Error(), "routed blocks") {
+			t.Errorf("%s %v %d flows: error %v, want one: %v", tc.scenario, tc.variations, tc.flows, err, tc.err)
+		}
+	}
+}

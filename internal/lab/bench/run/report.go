@@ -7,6 +7,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/xlb-dev/xlb/internal/lab/bench/frames"
 )
 
 // writeReport writes report.md: the run, the DUTs, the scenario's
@@ -24,8 +26,12 @@ func (r *Results) writeReport(w io.Writer, charts []string) error {
 	if conn {
 		fmt.Fprintf(w, "Trials of %v, sender CPUs %v, %d reals. XDP endpoints: client in the client namespace, stateless server on every real.\n\n", o.Duration, o.CPUs, o.Reals)
 	} else if r.Scenario != "datapath" && r.Scenario != "apply" && r.Scenario != "cluster" {
-		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = frames the generator sent - frames the sinks on the reals counted.\n\n",
-			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals)
+		loss := "frames the generator sent - frames the sinks on the reals counted"
+		if frames.BothWays(r.Scenario, o) {
+			loss = "frames the generator sent - answers that came back to the client"
+		}
+		fmt.Fprintf(w, "Trials of %v, %s frames%s, generator on CPU %v, %d reals. Loss = %s.\n\n",
+			o.Duration, o.L4, map[bool]string{true: " over IPv6"}[o.IPv6], o.CPUs, o.Reals, loss)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "Note: %s.\n\n", n)

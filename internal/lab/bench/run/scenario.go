@@ -220,6 +220,9 @@ func validate(o bench.Options, scenario string) error {
 		if scenario != "datapath" && (f < 1 || f > traffic.MaxFlows) {
 			return fmt.Errorf("flows %d: want 1 to %d", f, traffic.MaxFlows)
 		}
+		if f > bench.MaxAddressFlows && variesAddresses(scenario, o.Variations) {
+			return fmt.Errorf("flows %d: flows that vary addresses (%s l3) come from the lab's routed blocks, %d addresses", f, scenario, bench.MaxAddressFlows)
+		}
 	}
 	if o.Repeat < 0 {
 		return fmt.Errorf("repeat %d: want a positive count", o.Repeat)
@@ -426,4 +429,13 @@ func unclean(b bench.Build) string {
 		return "a build outside a git checkout (no revision)"
 	}
 	return "built at " + b.Revision + " with changes not committed"
+}
+
+// variesAddresses says whether a scenario's flows vary IP addresses:
+// pps's (client addresses) and multiflow's l3 variations.
+func variesAddresses(scenario string, variations []string) bool {
+	if scenario == "pps" {
+		return true
+	}
+	return scenario == "multiflow" && slices.ContainsFunc(variations, func(v string) bool { return strings.HasPrefix(v, "l3-") })
 }

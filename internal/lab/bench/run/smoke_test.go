@@ -138,6 +138,9 @@ func TestSmokeEveryScenario(t *testing.T) {
 					t.Errorf("report.md lacks %q:\n%s", w, report)
 				}
 			}
+			if e.Scenario == "multiflow" {
+				answersReturn(t, res)
+			}
 			if e.Scenario == "pps" { // --profile: SVG flame graphs and folded stacks
 				for _, f := range []string{"flame-xlb.svg", "flame-xlb.folded", "flame-xdp-fixed.svg"} {
 					if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
@@ -158,4 +161,26 @@ func TestSmokeEveryScenario(t *testing.T) {
 		t.Errorf("build %+v, and index.md warns of an unclean one: %v", idx.Build, warned)
 	}
 	t.Logf("\n%s", index)
+}
+
+// answersReturn checks the matrix ran both ways and the answers to
+// varied client addresses came back through every DUT: at the most
+// flows, sources reach far past the client's own subnet, and return only
+// from a block routed back to the client.
+func answersReturn(t *testing.T, res *Results) {
+	t.Helper()
+	best := map[string]float64{} // DUT -> the best share of answers back
+	for _, tr := range res.Trials {
+		if tr.Vary == "l3-src" && tr.Flows == 70000 && tr.Valid && tr.Received > 0 {
+			if !tr.Answered {
+				t.Fatalf("%s %s trial ran one way", tr.DUT, tr.Role)
+			}
+			best[tr.DUT] = max(best[tr.DUT], float64(tr.Returned)/float64(tr.Received))
+		}
+	}
+	for _, d := range res.Options.DUTs {
+		if best[d] < 0.5 {
+			t.Errorf("%s, l3-src at 70000 flows: at best %.0f%% of the frames received were answered back", d, 100*best[d])
+		}
+	}
 }
