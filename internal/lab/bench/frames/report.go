@@ -344,7 +344,7 @@ func (r *Report) multiflowTables(w io.Writer) {
 // finalTrials sums up the searches' long verification trials and names
 // those that did not pass.
 func (r *Report) finalTrials(w io.Writer) {
-	var n, passed int
+	var n, passed, unpaced int
 	var secs float64
 	var failed []string
 	for _, s := range r.Searches {
@@ -352,6 +352,9 @@ func (r *Report) finalTrials(w io.Writer) {
 			continue
 		}
 		n, secs = n+1, s.Final.Seconds
+		if s.Final.Unpaced {
+			unpaced++
+		}
 		if s.Final.Passed {
 			passed++
 			continue
@@ -366,6 +369,10 @@ func (r *Report) finalTrials(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "\nFinal verification trials of %gs at each rate found: %d of %d passed.\n", secs, passed, n)
+	if unpaced > 0 {
+		fmt.Fprintf(w, "%d of them ran as fast as the generator goes, as their searches passed there: paced at its own limit "+
+			"the generator cannot offer that rate.\n", unpaced)
+	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "%s\n", strings.Join(failed, "\n"))
 	}

@@ -57,9 +57,13 @@ type SearchRecord struct {
 // FinalTrial is a search's long verification trial.
 type FinalTrial struct {
 	Seconds float64 `json:"duration_s"`
-	Passed  bool    `json:"passed"`
-	LossPct float64 `json:"loss_pct"`
-	Valid   bool    `json:"valid"`
+	// Unpaced says it ran as fast as the generator goes, as the search's
+	// rate was found (at the maximum); OfferedPPS is what it offered
+	Unpaced    bool    `json:"unpaced,omitempty"`
+	OfferedPPS float64 `json:"offered_pps"`
+	Passed     bool    `json:"passed"`
+	LossPct    float64 `json:"loss_pct"`
+	Valid      bool    `json:"valid"`
 }
 
 // Skip is a multi-flow cell that was not measured, and why.
