@@ -55,6 +55,15 @@ type DropCounter interface {
 	Drops(ctx context.Context) (map[string]uint64, error)
 }
 
+// Forgetter is a DUT that keeps flows, which can forget them all: the
+// multi-flow matrix starts each cell on a DUT that holds none, as VSPERF
+// starts each test on a fresh switch (a cell of 1M UDP flows would
+// otherwise fill a table the next cell's flows find full).
+type Forgetter interface {
+	// Forget drops every flow the DUT holds; it forwards as before.
+	Forget(ctx context.Context, e *Env) error
+}
+
 // ModeSwitcher is a DUT attached with XDP, which the throughput
 // scenario runs in each XDP mode, as the Arion report does.
 type ModeSwitcher interface {
@@ -244,6 +253,15 @@ func (x *xlbDUT) Teardown(e *Env) error {
 	return err
 }
 
+// Forget implements Forgetter: the daemon is restarted without its
+// pinned maps, connections and all.
+func (x *xlbDUT) Forget(ctx context.Context, e *Env) error {
+	if err := x.Teardown(e); err != nil {
+		return err
+	}
+	return x.Setup(ctx, e)
+}
+
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
 type kernelDUT struct{ rps }
 
@@ -329,6 +347,13 @@ func (nftDUT) Alive(_ context.Context, e *Env) error {
 
 func (n *nftDUT) Teardown(e *Env) error {
 	return errors.Join(n.apply(e, false), n.removeTables(e, nftTable))
+}
+
+// Forget implements Forgetter: conntrack forgets every flow; the rules
+// stay.
+func (n *nftDUT) Forget(_ context.Context, e *Env) error {
+	_, err := e.RunIn(e.Topo.LB(), "conntrack", "-F")
+	return err
 }
 
 // removeTables deletes the DUT's IPv4 and IPv6 tables called table,

@@ -70,8 +70,9 @@ func NewXLBDUT(shape XLBShape) DUT { return &xlbDUT{shape: shape} }
 
 // XLBShapeFor is the xlb DUT a scenario takes: cps the DPVS report's;
 // throughput xlb's default timeouts;
-// cc, and the frame scenarios with more flows than the default table
-// holds, a table for the most connections (TableFor), local IPs enough
+// cc, and the frame scenarios whose most flows with a quarter to spare
+// the default table does not hold, a table for the most connections
+// (TableFor), local IPs enough
 // for them and longer timeouts (cc: xlb's default established timeout,
 // 900 s, as a connection opened first waits for the last to open, 100 s
 // at 10M, before its first request; frames: UDP flows kept 300 s, as the
@@ -93,7 +94,7 @@ func XLBShapeFor(scenario string, o Options) XLBShape {
 		shape.LocalIPs = localIPsFor(most, max(o.Reals, 1), possibleCPUs())
 		shape.Timeouts = "{tcp: 900, tcp_fin: 2, udp: 60}"
 	default:
-		if flows := slices.Max(append([]int{1}, o.Flows...)); flows > loadbalancer.DefaultIPv4Conns {
+		if flows := slices.Max(append([]int{1}, o.Flows...)); TableFor(flows) > loadbalancer.DefaultIPv4Conns {
 			shape.ConnTable = TableFor(flows)
 			shape.LocalIPs = localIPsFor(flows, max(o.Reals, 1), possibleCPUs())
 			shape.Timeouts = "{tcp: 60, tcp_fin: 2, udp: 300}"

@@ -18,7 +18,11 @@ func TestXLBShapes(t *testing.T) {
 		want     XLBShape
 	}{
 		{"pps", Options{}, DefaultXLBShape},
-		{"pps", Options{Flows: []int{1000, 1_000_000}}, DefaultXLBShape},
+		{"pps", Options{Flows: []int{1000, 800_000}}, DefaultXLBShape},
+		// 1M flows fill the default table (1,048,576) without the
+		// quarter to spare an operator leaves, which it needs
+		{"multiflow", Options{Flows: []int{1000, 1_000_000}, Reals: 2},
+			XLBShape{LocalIPs: 32, Scheduler: "mh", ConnTable: 1_250_000, Timeouts: "{tcp: 60, tcp_fin: 2, udp: 300}"}},
 		{"pps", Options{Flows: []int{1000, 10_000_000}, Reals: 2},
 			XLBShape{LocalIPs: 254, Scheduler: "mh", ConnTable: 12_500_000, Timeouts: "{tcp: 60, tcp_fin: 2, udp: 300}"}},
 		{"cps", Options{}, DPVSXLBShape},

@@ -303,6 +303,11 @@ func (r *Report) multiflowTables(w io.Writer) {
 			"twice the rate the client offered, since at the NDR every frame and its answer arrived. Varied client "+
 			"addresses (l3-src) come from a block the balancer routes back to the client.\n\n")
 	}
+	if r.Forgotten > 0 {
+		fmt.Fprintf(w, "Each cell started on a DUT that held no flows, as VSPERF starts each test on a fresh switch (%d times): "+
+			"xlb restarted without its connections, nft's conntrack flushed. UDP flows are kept a minute, and a cell of 1M "+
+			"flows would leave the next a full table.\n\n", r.Forgotten)
+	}
 	for _, size := range r.Options.Sizes {
 		for _, d := range r.Options.DUTs {
 			fmt.Fprintf(w, "## %s, %s-byte frames: %s by flow variation and flow count\n\n", d, traffic.SizeName(size), r.ndrUnit())

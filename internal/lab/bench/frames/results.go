@@ -26,6 +26,9 @@ type FrameResults struct {
 	// Profiles are perf recordings of one unpaced trial per DUT
 	// (--profile), drawn as flame graphs next to the report
 	Profiles []profile.Profile `json:"profiles,omitempty"`
+	// Forgotten counts the times a DUT forgot its flows before a new
+	// cell of the matrix (bench.Forgetter)
+	Forgotten int `json:"forgotten,omitempty"`
 }
 
 // Report is what the frame scenarios' tables, charts, CSV and checks

@@ -69,6 +69,7 @@ func (r *Runner) plan() int {
 // RunDUT runs the scenario's trials through dut, which is set up and
 // settled.
 func (r *Runner) RunDUT(ctx context.Context, dut bench.DUT) error {
+	r.warm = "" // set up and settled: it holds no flows
 	switch r.scenario {
 	case "pps":
 		for _, flows := range r.opts.Flows {
@@ -229,10 +230,29 @@ func (r *Runner) search(ctx context.Context, dut bench.DUT, size, flows int, var
 	return nil
 }
 
+// forget has a DUT that keeps flows forget them before a new cell of
+// the matrix, as VSPERF starts each test on a fresh switch: UDP flows
+// are kept a minute, and a cell of 1M would leave the next one a full
+// table. A DUT restarted settles again (Settle).
+func (r *Runner) forget(ctx context.Context, dut bench.DUT) error {
+	f, ok := dut.(bench.Forgetter)
+	if r.scenario != "multiflow" || r.warm == "" || !ok {
+		return nil
+	}
+	if err := f.Forget(ctx, r.env); err != nil {
+		return fmt.Errorf("%s: forget the last cell's flows: %w", dut.Name(), err)
+	}
+	r.res.Forgotten++
+	return r.Settle(ctx, dut)
+}
+
 // trial runs and records one trial and reports progress.
 func (r *Runner) trial(ctx context.Context, dut bench.DUT, role string, s TrialSpec) (Trial, error) {
 	// warm up when the flows change: a new flow set for the DUT
 	if key := fmt.Sprintf("%s %d %s %v %s", dut.Name(), s.Flows, s.Vary, s.IPv6, s.L4); key != r.warm {
+		if err := r.forget(ctx, dut); err != nil {
+			return Trial{}, err
+		}
 		s.Warmup, r.warm = true, key
 	}
 	var rec *profile.Recording

@@ -24,7 +24,7 @@ var quickOptions = map[string]bench.Options{
 		DUTs: []string{"xlb", "xdp-fwd", "xdp-fixed", "kernel", "nft", "xlb-w1", "nft-w1"}},
 	"frame-sizes": {Sizes: []int{64, 1518, traffic.IMIX}, FixedRate: 50_000},
 	"rfc2544":     {Sizes: []int{64, 512}, MaxIterations: 2, BestOf: 2, VerifyDuration: 50 * time.Millisecond},
-	"multiflow": {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, MaxIterations: 2,
+	"multiflow": {Variations: []string{"l3-src", "l3-dst", "l4-both"}, Flows: []int{1000, 70000}, Sizes: []int{64}, MaxIterations: 2,
 		DUTs: []string{"xlb", "xdp-fwd", "nft"}},
 	"apply":    {Services: []int{20, 40}},
 	"datapath": {Flows: []int{1000, 5000}, Repeat: 10000},
