@@ -149,7 +149,7 @@ nft, haproxy, direct; xdp-fwd with the XDP endpoints):
 	f.Float64Var(&o.Precision, "precision", 0.005, "rfc2544, multiflow: stop the search within this fraction of the maximum")
 	f.IntVar(&o.MaxIterations, "max-iterations", 12, "rfc2544, multiflow: trials per search at most")
 	f.IntVar(&o.BestOf, "best-of", 1, "rfc2544, multiflow: searches per cell, the best counting (the VSPERF report: 5)")
-	f.DurationVar(&o.VerifyDuration, "verify-duration", 0, "rfc2544, multiflow: a final trial this long at each rate found (multiflow default 5s; the VSPERF report's were minutes)")
+	f.DurationVar(&o.VerifyDuration, "verify-duration", 0, "rfc2544, multiflow: a final trial this long at each rate found (multiflow default 3s; the VSPERF report's were minutes)")
 	f.StringSliceVar(&o.RedisTests, "redis-tests", nil, "redis: redis-benchmark tests (default the Arion report's ten: "+strings.Join(apps.RedisTests, ",")+")")
 	f.IntSliceVar(&o.Services, "services", nil, "apply: service counts (default 1000,10000)")
 	f.IntSliceVar(&o.Nodes, "nodes", nil, "cluster: node counts, a cluster each (default 1,2,3)")
