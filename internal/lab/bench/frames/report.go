@@ -303,6 +303,9 @@ func (r *Report) multiflowTables(w io.Writer) {
 			"twice the rate the client offered, since at the NDR every frame and its answer arrived. Varied client "+
 			"addresses (l3-src) come from a block the balancer routes back to the client.\n\n")
 	}
+	fmt.Fprintf(w, "Every trial offers each of its flows at least once, as VSPERF's 60 s trials do: one too short for that "+
+		"is stretched, up to %d times its length, and a paced one that would need more is not run (its search counts it "+
+		"as failed).\n\n", maxStretch)
 	if r.Forgotten > 0 {
 		fmt.Fprintf(w, "Each cell started on a DUT that held no flows, as VSPERF starts each test on a fresh switch (%d times): "+
 			"xlb restarted without its connections, nft's conntrack flushed. UDP flows are kept a minute, and a cell of 1M "+

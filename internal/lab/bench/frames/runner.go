@@ -262,7 +262,7 @@ func (r *Runner) trial(ctx context.Context, dut bench.DUT, role string, s TrialS
 			return Trial{}, err
 		}
 	}
-	t, err := RunTrial(ctx, r.env, dut, s)
+	t, err := r.runCovering(ctx, dut, s)
 	if rec != nil {
 		stacks, n, perr := rec.Stop(ctx)
 		if err == nil && perr != nil {
