@@ -35,7 +35,8 @@ func (e *Env) DirectRealAddr() netip.Addr {
 // UseTCP prepares the lab for connection-oriented traffic (the XDP
 // endpoints and the real applications): the sinks leave the reals, whose
 // kernels or endpoints answer instead; every balancer link takes frames
-// the reals send back with XDP_TX (GRO on, for the kernel DUTs); and the
+// the reals send back with XDP_TX (NewEnv turned GRO on, for the kernel
+// DUTs); and the
 // direct link is built. It is idempotent.
 func (e *Env) UseTCP() error {
 	if e.tcp {
@@ -44,11 +45,6 @@ func (e *Env) UseTCP() error {
 	t := e.Topo
 	for i := 1; i <= t.Reals; i++ {
 		if err := e.Sink.Detach(t.Real(i), "r0"); err != nil {
-			return err
-		}
-	}
-	for _, ifname := range t.LBInterfaces()[1:] {
-		if _, err := e.RunIn(t.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
 			return err
 		}
 	}

@@ -60,8 +60,9 @@ type DropCounter interface {
 // starts each test on a fresh switch (a cell of 1M UDP flows would
 // otherwise fill a table the next cell's flows find full).
 type Forgetter interface {
-	// Forget drops every flow the DUT holds; it forwards as before.
-	Forget(ctx context.Context, e *Env) error
+	// Forget drops every flow the DUT holds; it forwards as before. It
+	// reports whether it set the DUT up anew, which then settles again.
+	Forget(ctx context.Context, e *Env) (restarted bool, err error)
 }
 
 // ModeSwitcher is a DUT attached with XDP, which the throughput
@@ -255,11 +256,11 @@ func (x *xlbDUT) Teardown(e *Env) error {
 
 // Forget implements Forgetter: the daemon is restarted without its
 // pinned maps, connections and all.
-func (x *xlbDUT) Forget(ctx context.Context, e *Env) error {
+func (x *xlbDUT) Forget(ctx context.Context, e *Env) (bool, error) {
 	if err := x.Teardown(e); err != nil {
-		return err
+		return false, err
 	}
-	return x.Setup(ctx, e)
+	return true, x.Setup(ctx, e)
 }
 
 // kernelDUT is plain IP forwarding in the balancer (the lab enables it).
@@ -351,9 +352,9 @@ func (n *nftDUT) Teardown(e *Env) error {
 
 // Forget implements Forgetter: conntrack forgets every flow; the rules
 // stay.
-func (n *nftDUT) Forget(_ context.Context, e *Env) error {
+func (n *nftDUT) Forget(_ context.Context, e *Env) (bool, error) {
 	_, err := e.RunIn(e.Topo.LB(), "conntrack", "-F")
-	return err
+	return false, err
 }
 
 // removeTables deletes the DUT's IPv4 and IPv6 tables called table,

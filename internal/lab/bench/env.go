@@ -84,10 +84,15 @@ func NewEnv(topology topo.Topology, self string) (e *Env, err error) {
 			return nil, err
 		}
 	}
-	// Kernel DUTs have no XDP program on l0: veth then receives the
-	// generator's XDP_TX frames only with GRO on.
-	if out, err := topology.Exec(topology.LB(), "ethtool", "-K", "l0", "gro", "on").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("ethtool -K l0 gro on: %w: %s", err, out)
+	// Kernel DUTs have no XDP program on the balancer's veths: veth then
+	// receives the generator's XDP_TX frames (l0), and the answers the
+	// reals' sinks and the direct link's XDP send back (l1...), only with
+	// GRO on, as the operator guide asks of every veth receiving XDP
+	// frames.
+	for _, ifname := range topology.LBInterfaces() {
+		if out, err := topology.Exec(topology.LB(), "ethtool", "-K", ifname, "gro", "on").CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("ethtool -K %s gro on: %w: %s", ifname, err, out)
+		}
 	}
 	if e.lbMAC, err = netns.HardwareAddr(topology.LB(), "l0"); err != nil {
 		return nil, err

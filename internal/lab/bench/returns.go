@@ -14,13 +14,8 @@ import (
 // DPVS report's UDP PPS test counts both directions. It returns what
 // undoes it. The reals' answers reach the balancer's real-facing veths
 // by a redirect, which veth takes only with an XDP program or GRO on the
-// receiving end: GRO goes on there, for the DUTs without XDP.
+// receiving end: NewEnv turns GRO on there, for the DUTs without XDP.
 func (e *Env) Answer() (undo func() error, err error) {
-	for _, ifname := range e.Topo.LBInterfaces()[1:] {
-		if _, err := e.RunIn(e.Topo.LB(), "ethtool", "-K", ifname, "gro", "on"); err != nil {
-			return nil, err
-		}
-	}
 	if e.Returns == nil {
 		if e.Returns, err = traffic.NewSink(); err != nil {
 			return nil, err

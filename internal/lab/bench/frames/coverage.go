@@ -54,14 +54,15 @@ func stretch(s TrialSpec) (TrialSpec, string) {
 func (r *Runner) runCovering(ctx context.Context, dut bench.DUT, s TrialSpec) (Trial, error) {
 	s, why := stretch(s)
 	if why != "" {
-		return Trial{DUT: dut.Name(), Size: s.Size, L4: s.L4, IPv6: s.IPv6, Flows: s.Flows, Vary: s.Vary, AskedPPS: s.Rate,
-			Duration: s.Duration.Seconds(), Invalid: why}, nil
+		t := newTrial(dut, s)
+		t.Invalid = why
+		return t, nil
 	}
 	t, err := RunTrial(ctx, r.env, dut, s)
 	if err != nil || s.Rate > 0 || !t.Valid || t.Sent >= uint64(s.Flows) {
 		return t, err
 	}
 	s.Warmup = false // warmed up by the first run
-	s.Duration = min(time.Duration(coverReserve*float64(s.Flows)/float64(max(t.Sent, 1))*float64(s.Duration)), maxStretch*s.Duration)
+	s.Duration = min(coverDuration(s.Flows, float64(max(t.Sent, 1))/s.Duration.Seconds()), maxStretch*s.Duration)
 	return RunTrial(ctx, r.env, dut, s)
 }

@@ -239,10 +239,14 @@ func (r *Runner) forget(ctx context.Context, dut bench.DUT) error {
 	if r.scenario != "multiflow" || r.warm == "" || !ok {
 		return nil
 	}
-	if err := f.Forget(ctx, r.env); err != nil {
+	restarted, err := f.Forget(ctx, r.env)
+	if err != nil {
 		return fmt.Errorf("%s: forget the last cell's flows: %w", dut.Name(), err)
 	}
 	r.res.Forgotten++
+	if !restarted {
+		return nil
+	}
 	return r.Settle(ctx, dut)
 }
 

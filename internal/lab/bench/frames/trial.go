@@ -85,11 +85,16 @@ type Trial struct {
 	RoundTripLossPct float64 `json:"round_trip_loss_pct,omitempty"`
 }
 
+// newTrial is the record of a trial of s through dut, before it runs.
+func newTrial(dut bench.DUT, s TrialSpec) Trial {
+	return Trial{DUT: dut.Name(), Size: s.Size, L4: s.L4, IPv6: s.IPv6, Flows: s.Flows, Vary: s.Vary,
+		AskedPPS: s.Rate, Duration: s.Duration.Seconds()}
+}
+
 // RunTrial checks the DUT and the sinks, sends, waits for the last
 // frames to land and counts.
 func RunTrial(ctx context.Context, e *bench.Env, dut bench.DUT, s TrialSpec) (Trial, error) {
-	t := Trial{DUT: dut.Name(), Size: s.Size, L4: s.L4, IPv6: s.IPv6, Flows: s.Flows, Vary: s.Vary,
-		AskedPPS: s.Rate, Duration: s.Duration.Seconds()}
+	t := newTrial(dut, s)
 	if err := dut.Alive(ctx, e); err != nil {
 		return t, fmt.Errorf("%s is not alive before the trial: %w", dut.Name(), err)
 	}
