@@ -36,8 +36,7 @@ func (e *Env) DirectRealAddr() netip.Addr {
 // endpoints and the real applications): the sinks leave the reals, whose
 // kernels or endpoints answer instead; every balancer link takes frames
 // the reals send back with XDP_TX (NewEnv turned GRO on, for the kernel
-// DUTs); and the
-// direct link is built. It is idempotent.
+// DUTs); and the direct link is built. It is idempotent.
 func (e *Env) UseTCP() error {
 	if e.tcp {
 		return nil
