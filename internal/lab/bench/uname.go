@@ -64,8 +64,9 @@ type Build struct {
 	// Revision is the commit it was built at ("" for a build outside a
 	// git checkout: no commit names its figures).
 	Revision string `json:"revision,omitempty"`
-	// Modified: the tree had changes not committed.
-	Modified bool `json:"modified,omitempty"`
+	// Modified: the tree had changes not committed. Always written, so
+	// that a results file says "false" rather than leaving it out.
+	Modified bool `json:"modified"`
 }
 
 // Clean reports whether the build names a commit exactly: a revision and
